@@ -1,0 +1,102 @@
+// Typed configuration of one pipeline, loaded from TOML and `--set` overrides.
+//
+// The schema is declared once (config/schema.cpp): the same table validates, fills defaults,
+// prints the reference and writes the commented example. A Config is immutable after load().
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <toml++/toml.h>
+
+namespace exactly::config {
+
+// librdkafka properties in file order: (name, value). Secrets are resolved (env, *_file).
+using Properties = std::vector<std::pair<std::string, std::string>>;
+
+enum class Partitioning { by_key, same_as_input };
+enum class OnError { fail };
+
+struct Config {
+  std::string source;  // the file it came from, for messages
+
+  struct Kafka {
+    std::string bootstrap_servers;
+    std::string client_id = "exactly";
+  } kafka;
+
+  struct Pipeline {
+    std::string input_topic;
+    std::string output_topic;
+    std::string group_id;
+    std::string transactional_id_prefix;  // defaults to group_id
+    Partitioning partitioning = Partitioning::by_key;
+    bool lineage = true;
+    OnError on_error = OnError::fail;
+  } pipeline;
+
+  struct Transactions {
+    std::chrono::milliseconds commit_interval{100};
+    std::int64_t max_records = 10000;
+    std::int64_t max_bytes = 8 * 1024 * 1024;
+    std::chrono::milliseconds timeout{60000};       // transaction.timeout.ms
+    std::chrono::milliseconds init_timeout{30000};  // one init_transactions attempt
+    std::chrono::milliseconds commit_timeout{30000};  // one commit/abort/send_offsets attempt
+    std::chrono::milliseconds retry_backoff{100};   // after an abort, before the range is redone
+  } transactions;
+
+  std::chrono::milliseconds shutdown_timeout{30000};
+
+  struct Transform {
+    std::string name = "identity";
+    toml::table config;  // [transform.config], handed to the transform as is
+  } transform;
+
+  struct Log {
+    std::string level = "info";  // trace, debug, info, warn, error, critical, off
+  } log;
+
+  // Pass-through librdkafka properties: [librdkafka.common] applies to both clients.
+  Properties librdkafka_common;
+  Properties librdkafka_consumer;
+  Properties librdkafka_producer;
+};
+
+// One problem found while loading: where ("file:line:column", or "--set key") and what.
+struct Problem {
+  std::string where;
+  std::string message;
+};
+
+struct LoadResult {
+  std::optional<Config> config;   // set only when problems is empty
+  std::vector<Problem> problems;  // every problem found, in file order
+};
+
+// Loads and validates a config file. `overrides` are `key=value` strings from `--set`
+// (e.g. "pipeline.input_topic=payments", "librdkafka.producer.linger.ms=5").
+LoadResult load_file(const std::filesystem::path& file, const std::vector<std::string>& overrides = {});
+
+// The same from a string; `source` names it in messages.
+LoadResult load_string(std::string_view toml_text, std::string_view source,
+                       const std::vector<std::string>& overrides = {});
+
+// "file:line:col: message" lines, one per problem.
+std::string format_problems(const std::vector<Problem>& problems);
+
+// True when a librdkafka property holds a secret (passwords, keys, tokens): never log its value.
+bool is_secret_property(std::string_view name);
+
+// The value as it may be logged: "[redacted]" for secrets.
+std::string loggable_value(std::string_view name, std::string_view value);
+
+// The commented example of every key (config/exactly.example.toml is this text).
+std::string example_toml();
+
+}  // namespace exactly::config
