@@ -1,0 +1,249 @@
+// `exactly`: the command line. Parses, loads, hands over to lib/; nothing else lives here.
+//
+//   exactly run --config FILE [--set key=value ...]
+//   exactly produce-sample --config FILE --count N [--start I]
+//   exactly verify --config FILE | --bootstrap-servers B --input T --output T
+//   exactly create-topics --config FILE --partitions N [--replication-factor R]
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "config/config.h"
+#include "engine/engine.h"
+#include "exactly/version.h"
+#include "kafka/admin.h"
+#include "kafka/plain_producer.h"
+#include "sample/payments.h"
+#include "transforms/transform.h"
+#include "verify/audit.h"
+
+namespace po = boost::program_options;
+using exactly::engine::exit_config;
+using exactly::engine::exit_failure;
+using exactly::engine::exit_ok;
+
+namespace {
+
+std::atomic<int> g_signals{0};
+static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs a lock-free counter");
+
+extern "C" void on_signal(int /*signo*/) { g_signals.fetch_add(1); }
+
+void install_signal_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+}
+
+void setup_logging(const std::string& level) {
+  auto logger = spdlog::stderr_color_mt("exactly");
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(level));
+  spdlog::flush_on(spdlog::level::info);
+}
+
+constexpr const char* usage = R"(exactly: Kafka-to-Kafka exactly-once read-process-write service
+
+Usage:
+  exactly run --config FILE [--set KEY=VALUE ...]
+      Run the pipeline the config names, until SIGTERM or SIGINT.
+  exactly produce-sample --config FILE --count N [--start I]
+      Write N sample payment events (ids payment-I .. payment-(I+N-1)) to the input topic.
+  exactly verify --config FILE [--input T] [--output T] [--bootstrap-servers B]
+      Read input and output with read_committed and audit them by the lineage header:
+      missing, duplicated, out of order. Exit 0 only when all are zero.
+  exactly create-topics --config FILE --partitions N [--replication-factor R]
+      Create the config's input and output topics.
+  exactly --version | --help
+
+Exit codes: 0 ok, 1 runtime failure (nothing lost; a restart resumes), 2 bad config or
+start-up refusal, 3 transform failure (on_error = "fail"), 4 verify found a violation,
+130 a second signal aborted the open transactions.
+)";
+
+// Loads the config named by --config with --set overrides; prints every problem.
+std::optional<exactly::config::Config> load_config(const po::variables_map& vm) {
+  if (!vm.count("config")) {
+    std::cerr << "exactly: --config FILE is required\n";
+    return std::nullopt;
+  }
+  std::vector<std::string> overrides;
+  if (vm.count("set")) overrides = vm["set"].as<std::vector<std::string>>();
+  auto result = exactly::config::load_file(vm["config"].as<std::string>(), overrides);
+  if (!result.config) {
+    std::cerr << exactly::config::format_problems(result.problems);
+    std::cerr << fmt::format("exactly: {} problem(s) in the configuration\n", result.problems.size());
+    return std::nullopt;
+  }
+  return std::move(result.config);
+}
+
+exactly::kafka::Properties client_properties(const exactly::config::Config& config) {
+  exactly::kafka::Properties props{{"bootstrap.servers", config.kafka.bootstrap_servers},
+                                   {"client.id", config.kafka.client_id}};
+  props.insert(props.end(), config.librdkafka_common.begin(), config.librdkafka_common.end());
+  return props;
+}
+
+int cmd_run(const po::variables_map& vm) {
+  auto config = load_config(vm);
+  if (!config) return exit_config;
+  setup_logging(config->log.level);
+  auto created = exactly::transforms::create_builtin(config->transform.name, config->transform.config);
+  if (!created.transform) {
+    spdlog::error("refusing to start: transform '{}': {}", config->transform.name, created.error);
+    return exit_config;
+  }
+  install_signal_handlers();
+  spdlog::info("exactly {} starting: config {}, transform '{}'", exactly::version, config->source,
+               config->transform.name);
+  exactly::engine::Engine engine(*config, *created.transform);
+  return engine.run(g_signals);
+}
+
+int cmd_produce_sample(const po::variables_map& vm) {
+  auto config = load_config(vm);
+  if (!config) return exit_config;
+  setup_logging(config->log.level);
+  const auto count = vm["count"].as<std::uint64_t>();
+  const auto start = vm["start"].as<std::uint64_t>();
+  auto props = client_properties(*config);
+  props.insert(props.end(), config->librdkafka_producer.begin(), config->librdkafka_producer.end());
+  std::string error;
+  auto producer = exactly::kafka::PlainProducer::create(props, config->pipeline.input_topic, error);
+  if (!producer) {
+    spdlog::error("{}", error);
+    return exit_config;
+  }
+  const double now = static_cast<double>(std::time(nullptr));
+  for (std::uint64_t i = start; i < start + count; ++i) {
+    const std::string id = exactly::sample::payment_id(i);
+    const std::string value = exactly::sample::payment_json(i, now + static_cast<double>(i - start) / 1000.0);
+    exactly::kafka::ProduceRecord record;
+    record.key = id;
+    record.value = value;
+    if (auto e = producer->produce(record)) {
+      spdlog::error("producing sample {}: {}", i, e.describe());
+      return exit_failure;
+    }
+  }
+  if (auto e = producer->flush(std::chrono::seconds{120})) {
+    spdlog::error("producing samples: {}", e.describe());
+    return exit_failure;
+  }
+  std::cout << fmt::format("produced {} payment events to '{}'\n", count, config->pipeline.input_topic);
+  return exit_ok;
+}
+
+int cmd_verify(const po::variables_map& vm) {
+  exactly::verify::AuditOptions options;
+  if (vm.count("config")) {
+    auto config = load_config(vm);
+    if (!config) return exit_config;
+    options.bootstrap_servers = config->kafka.bootstrap_servers;
+    options.input_topic = config->pipeline.input_topic;
+    options.output_topic = config->pipeline.output_topic;
+    options.properties = config->librdkafka_common;
+    options.properties.insert(options.properties.end(), config->librdkafka_consumer.begin(),
+                              config->librdkafka_consumer.end());
+  }
+  if (vm.count("bootstrap-servers")) options.bootstrap_servers = vm["bootstrap-servers"].as<std::string>();
+  if (vm.count("input")) options.input_topic = vm["input"].as<std::string>();
+  if (vm.count("output")) options.output_topic = vm["output"].as<std::string>();
+  if (options.bootstrap_servers.empty() || options.input_topic.empty() || options.output_topic.empty()) {
+    std::cerr << "exactly verify: needs --config FILE, or --bootstrap-servers, --input and --output\n";
+    return exit_config;
+  }
+  setup_logging("warn");
+  auto result = exactly::verify::audit_topics(options);
+  if (const auto* error = std::get_if<std::string>(&result)) {
+    std::cerr << "exactly verify: " << *error << "\n";
+    return exit_failure;
+  }
+  const auto& report = std::get<exactly::verify::Report>(result);
+  std::cout << report.summary() << "\n";
+  for (const auto& example : report.examples) std::cout << "  " << example << "\n";
+  std::cout << (report.ok() ? "exactly-once: OK\n" : "exactly-once: VIOLATED\n");
+  return report.ok() ? exit_ok : 4;
+}
+
+int cmd_create_topics(const po::variables_map& vm) {
+  auto config = load_config(vm);
+  if (!config) return exit_config;
+  setup_logging(config->log.level);
+  const int partitions = vm["partitions"].as<int>();
+  const int rf = vm["replication-factor"].as<int>();
+  std::vector<exactly::kafka::NewTopic> topics{{config->pipeline.input_topic, partitions, rf, {}},
+                                                {config->pipeline.output_topic, partitions, rf, {}}};
+  if (auto e = exactly::kafka::create_topics(client_properties(*config), topics, true,
+                                             std::chrono::seconds{30})) {
+    spdlog::error("{}", e.describe());
+    return exit_failure;
+  }
+  std::cout << fmt::format("topics '{}' and '{}' ready ({} partitions)\n", config->pipeline.input_topic,
+                           config->pipeline.output_topic, partitions);
+  return exit_ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    po::options_description options("Options");
+    options.add_options()
+        ("help,h", "print this help")
+        ("version", "print the version")
+        ("config,c", po::value<std::string>(), "the pipeline's TOML file")
+        ("set", po::value<std::vector<std::string>>()->composing(), "override a config key: KEY=VALUE")
+        ("count", po::value<std::uint64_t>()->default_value(1000), "produce-sample: how many events")
+        ("start", po::value<std::uint64_t>()->default_value(0), "produce-sample: the first event's index")
+        ("bootstrap-servers", po::value<std::string>(), "verify: the cluster")
+        ("input", po::value<std::string>(), "verify: the input topic")
+        ("output", po::value<std::string>(), "verify: the output topic")
+        ("partitions", po::value<int>()->default_value(4), "create-topics: partitions per topic")
+        ("replication-factor", po::value<int>()->default_value(-1), "create-topics: -1 = broker default");
+    po::options_description hidden;
+    hidden.add_options()("command", po::value<std::string>(), "subcommand");
+    po::options_description all;
+    all.add(options).add(hidden);
+    po::positional_options_description positional;
+    positional.add("command", 1);
+
+    po::variables_map vm;
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+
+    if (vm.count("version")) {
+      std::cout << "exactly " << exactly::version << "\n";
+      return exit_ok;
+    }
+    if (vm.count("help") || !vm.count("command")) {
+      std::cout << usage << "\n" << options << "\n";
+      return vm.count("help") ? exit_ok : exit_config;
+    }
+    const std::string command = vm["command"].as<std::string>();
+    if (command == "run") return cmd_run(vm);
+    if (command == "produce-sample") return cmd_produce_sample(vm);
+    if (command == "verify") return cmd_verify(vm);
+    if (command == "create-topics") return cmd_create_topics(vm);
+    std::cerr << fmt::format("exactly: unknown command '{}' (try --help)\n", command);
+    return exit_config;
+  } catch (const po::error& e) {
+    std::cerr << "exactly: " << e.what() << " (try --help)\n";
+    return exit_config;
+  } catch (const std::exception& e) {
+    std::cerr << "exactly: " << e.what() << "\n";
+    return exit_failure;
+  }
+}

@@ -1,0 +1,578 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <future>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "engine/lineage.h"
+#include "kafka/group_metadata.h"
+
+namespace exactly::engine {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto poll_timeout = 100ms;
+constexpr auto report_interval = 10s;
+
+std::chrono::milliseconds left_until(Clock::time_point deadline) {
+  return std::max(0ms, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+}
+
+// The time a single call may take: its own bound, or what is left of the deadline.
+std::chrono::milliseconds bound(std::chrono::milliseconds call, Clock::time_point deadline) {
+  return std::min(call, left_until(deadline));
+}
+
+void append(kafka::Properties& to, const kafka::Properties& from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
+
+}  // namespace
+
+std::string transactional_id(const std::string& prefix, const std::string& input_topic,
+                             std::int32_t partition) {
+  return fmt::format("{}.{}.{}", prefix, input_topic, partition);
+}
+
+kafka::Properties consumer_properties(const config::Config& config) {
+  kafka::Properties props{
+      {"bootstrap.servers", config.kafka.bootstrap_servers},
+      {"client.id", config.kafka.client_id},
+      {"group.id", config.pipeline.group_id},
+      // Never skip input silently: a group without committed offsets starts at the beginning.
+      {"auto.offset.reset", "earliest"},
+      // Eager protocols only (DESIGN.md item 7): cooperative-sticky is unsafe in librdkafka 2.0.2.
+      {"partition.assignment.strategy", "range,roundrobin"},
+  };
+  append(props, config.librdkafka_common);
+  append(props, config.librdkafka_consumer);
+  return props;
+}
+
+kafka::Properties producer_properties(const config::Config& config) {
+  kafka::Properties props{
+      {"bootstrap.servers", config.kafka.bootstrap_servers},
+      {"client.id", config.kafka.client_id},
+      {"transaction.timeout.ms", std::to_string(config.transactions.timeout.count())},
+      // The Java client's partitioner, so a key lands where other producers put it.
+      {"partitioner", "murmur2_random"},
+      {"linger.ms", "5"},
+  };
+  append(props, config.librdkafka_common);
+  append(props, config.librdkafka_producer);
+  return props;
+}
+
+Engine::Engine(const config::Config& config, transforms::Transform& transform)
+    : config_(config),
+      transform_(transform),
+      limits_{config.transactions.commit_interval, config.transactions.max_records,
+              config.transactions.max_bytes, config.transactions.timeout},
+      producer_properties_(producer_properties(config)) {}
+
+Engine::~Engine() {
+  // Producers first: they may hold transactions that must not be committed by accident (they are
+  // not; destroying a producer with an open transaction leaves it to the broker's timeout, and
+  // the next owner's init_transactions aborts it).
+  partitions_.clear();
+  consumer_.reset();
+}
+
+void Engine::fail(std::string message, int code) {
+  if (!stop_code_) {
+    spdlog::error("{}", message);
+    stop_code_ = code;
+    stop_reason_ = std::move(message);
+  }
+}
+
+int Engine::startup_checks() {
+  if (auto problem = check_limits(limits_)) {
+    spdlog::error("refusing to start: {}", *problem);
+    return exit_config;
+  }
+  int input_partitions = 0;
+  if (auto e = consumer_->partition_count(config_.pipeline.input_topic, input_partitions, 10s)) {
+    spdlog::error("refusing to start: input topic '{}': {}", config_.pipeline.input_topic,
+                  e.describe());
+    return exit_config;
+  }
+  if (auto e = consumer_->partition_count(config_.pipeline.output_topic, output_partitions_, 10s)) {
+    spdlog::error("refusing to start: output topic '{}': {}", config_.pipeline.output_topic,
+                  e.describe());
+    return exit_config;
+  }
+  if (config_.pipeline.partitioning == config::Partitioning::same_as_input &&
+      output_partitions_ < input_partitions) {
+    spdlog::error(
+        "refusing to start: pipeline.partitioning = \"input\" needs the output topic '{}' to have "
+        "at least as many partitions as the input topic '{}' ({} < {})",
+        config_.pipeline.output_topic, config_.pipeline.input_topic, output_partitions_,
+        input_partitions);
+    return exit_config;
+  }
+  spdlog::info("input '{}' has {} partitions, output '{}' has {}", config_.pipeline.input_topic,
+               input_partitions, config_.pipeline.output_topic, output_partitions_);
+  return exit_ok;
+}
+
+int Engine::run(const std::atomic<int>& signals) {
+  std::string error;
+  consumer_ = kafka::Consumer::create(consumer_properties(config_), config_.pipeline.input_topic,
+                                      *this, error);
+  if (!consumer_) {
+    spdlog::error("refusing to start: {}", error);
+    return exit_config;
+  }
+  if (int code = startup_checks(); code != exit_ok) return code;
+  if (auto e = consumer_->subscribe()) {
+    spdlog::error("cannot subscribe to '{}': {}", config_.pipeline.input_topic, e.describe());
+    return exit_failure;
+  }
+  spdlog::info("consuming '{}' as group '{}', producing to '{}', transactional ids '{}.{}.{{partition}}'",
+               config_.pipeline.input_topic, config_.pipeline.group_id,
+               config_.pipeline.output_topic, config_.pipeline.transactional_id_prefix,
+               config_.pipeline.input_topic);
+  last_report_ = Clock::now();
+
+  while (signals.load() == 0 && !stop_code_) {
+    kafka::Message message = consumer_->poll(poll_timeout);
+    if (!consumer_->failure().empty()) {
+      fail(consumer_->failure(), exit_failure);
+      break;
+    }
+    if (!message.empty()) {
+      if (kafka::Error e = message.error()) {
+        if (e.kind() == kafka::ErrorKind::fatal || e.name() == "_FATAL") {
+          fail(fmt::format("the consumer failed: {}", e.describe()), exit_failure);
+        } else {
+          spdlog::warn("consumer: {}", e.describe());
+        }
+      } else {
+        process(message);
+      }
+    }
+    tick(Clock::now());
+  }
+  return shutdown(signals, stop_code_.value_or(exit_ok));
+}
+
+void Engine::process(kafka::Message& message) {
+  auto it = partitions_.find(message.partition());
+  if (it == partitions_.end()) return;  // not (or no longer) ours: a stale fetch
+  Partition& p = it->second;
+  const std::int64_t offset = message.offset();
+  if (p.paused || (p.position != kafka::offset_invalid && offset < p.position)) {
+    // Fetched before a rewind, or delivered while waiting out a backoff: the rewind re-reads it.
+    counters_.stale_dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (!p.producer) return;  // being re-created; the partition is paused until then
+
+  if (!p.in_transaction) {
+    if (kafka::Error e = p.producer->begin_transaction()) {
+      recreate(p, e);
+      return;
+    }
+    p.in_transaction = true;
+    p.range_start = p.position != kafka::offset_invalid ? p.position : offset;
+    p.records = 0;
+    p.bytes = 0;
+    p.opened = Clock::now();
+    spdlog::debug("{}: transaction opened at offset {}", p.producer->transactional_id(),
+                  p.range_start);
+  }
+  counters_.consumed.fetch_add(1, std::memory_order_relaxed);
+
+  message.headers(input_headers_);
+  transform_headers_.clear();
+  for (const auto& h : input_headers_) transform_headers_.push_back({h.name, h.value});
+  const transforms::RecordView view{message.topic(), p.number,          offset,
+                                    message.timestamp_ms(), message.key(), message.value(),
+                                    transform_headers_};
+  emitter_.clear();
+  transforms::Status status;
+  try {
+    status = transform_.process(view, emitter_);
+  } catch (const std::exception& e) {
+    status = transforms::Status::error(fmt::format("the transform threw: {}", e.what()));
+  } catch (...) {
+    status = transforms::Status::error("the transform threw an unknown exception");
+  }
+  if (status.code == transforms::StatusCode::error) {
+    // on_error = "fail": this range is never committed; the record is redone after a restart.
+    abort_and_rewind(p, "transform failure", Clock::now() + config_.transactions.commit_timeout);
+    fail(fmt::format("transform '{}' failed on {} [{}] at offset {}: {}", config_.transform.name,
+                     message.topic(), p.number, offset, status.message),
+         exit_transform);
+    return;
+  }
+  if (status.code == transforms::StatusCode::skip) {
+    counters_.skipped.fetch_add(1, std::memory_order_relaxed);
+  } else if (kafka::Error e = produce_outputs(p, message)) {
+    if (e.kind() == kafka::ErrorKind::fatal) {
+      recreate(p, e);
+    } else {
+      abort_and_rewind(p, "produce failed", Clock::now() + config_.transactions.commit_timeout);
+    }
+    return;
+  }
+  p.position = offset + 1;
+  p.records += 1;
+  p.bytes += static_cast<std::int64_t>(message.size());
+  if (p.records >= limits_.max_records || p.bytes >= limits_.max_bytes) {
+    Partition* one[] = {&p};
+    commit(one, Clock::now() + config_.transactions.commit_timeout, "size");
+  }
+}
+
+kafka::Error Engine::produce_outputs(Partition& p, const kafka::Message& message) {
+  if (config_.pipeline.lineage) {
+    format_lineage_into(lineage_, message.topic(), p.number, message.offset());
+  }
+  for (std::size_t i = 0; i < emitter_.size(); ++i) {
+    const BufferedOutput& out = emitter_[i];
+    output_headers_.clear();
+    for (const auto& [name, value] : out.headers) {
+      output_headers_.push_back({name, value ? std::optional<std::string_view>{*value} : std::nullopt});
+    }
+    if (config_.pipeline.lineage) output_headers_.push_back({lineage_header, lineage_});
+    kafka::ProduceRecord record;
+    if (out.key) record.key = *out.key;
+    if (out.value) record.value = *out.value;
+    record.headers = output_headers_;
+    record.timestamp_ms = message.timestamp_ms();
+    if (out.partition) {
+      record.partition = *out.partition;
+    } else if (config_.pipeline.partitioning == config::Partitioning::same_as_input) {
+      record.partition = p.number;
+    }
+    if (kafka::Error e = p.producer->produce(record, config_.transactions.commit_timeout)) {
+      spdlog::warn("{}: produce failed: {}", p.producer->transactional_id(), e.describe());
+      return e;
+    }
+    counters_.produced.fetch_add(1, std::memory_order_relaxed);
+  }
+  return {};
+}
+
+void Engine::tick(Clock::time_point now) {
+  std::vector<Partition*> due_commit;
+  for (auto& [number, p] : partitions_) {
+    if (p.paused && now >= p.resume_at) {
+      // The rewind: seek while still paused, then resume (never resume an unpaused partition).
+      const std::int64_t to = p.position != kafka::offset_invalid ? p.position : kafka::offset_beginning;
+      if (kafka::Error e = consumer_->seek(p.number, to, config_.transactions.commit_timeout)) {
+        spdlog::warn("{} [{}]: rewind to offset {} failed, retrying: {}", consumer_->topic(),
+                     p.number, to, e.describe());
+        p.resume_at = now + config_.transactions.retry_backoff;
+        continue;
+      }
+      if (kafka::Error e = consumer_->resume(p.number)) {
+        fail(fmt::format("cannot resume {} [{}]: {}", consumer_->topic(), p.number, e.describe()),
+             exit_failure);
+        return;
+      }
+      p.paused = false;
+      spdlog::debug("{} [{}]: resumed at offset {}", consumer_->topic(), p.number, to);
+    }
+    if (!p.in_transaction) continue;
+    const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(now - p.opened);
+    switch (due(limits_, p.records, p.bytes, age)) {
+      case TransactionAction::keep: break;
+      case TransactionAction::commit: due_commit.push_back(&p); break;
+      case TransactionAction::abort:
+        spdlog::warn("{}: transaction open for {} ms, past the watchdog's {} ms: aborting",
+                     p.producer->transactional_id(), age.count(),
+                     watchdog_deadline(limits_.transaction_timeout).count());
+        abort_and_rewind(p, "watchdog", now + config_.transactions.commit_timeout);
+        break;
+    }
+  }
+  if (!due_commit.empty()) commit(due_commit, now + config_.transactions.commit_timeout, "interval");
+
+  if (now - last_report_ >= report_interval) {
+    last_report_ = now;
+    for (auto& [number, p] : partitions_) {
+      if (p.producer) p.producer->poll();
+    }
+    spdlog::info("consumed {} produced {} transactions committed {} aborted {} partitions {}",
+                 counters_.consumed.load(), counters_.produced.load(), counters_.committed.load(),
+                 counters_.aborted.load(), partitions_.size());
+  }
+}
+
+std::vector<Engine::Partition*> Engine::open_transactions() {
+  std::vector<Partition*> open;
+  for (auto& [number, p] : partitions_) {
+    if (p.in_transaction) open.push_back(&p);
+  }
+  return open;
+}
+
+Engine::Outcome Engine::commit_one(Partition& p, const kafka::GroupMetadata& group,
+                                   Clock::time_point deadline) {
+  if (commit_hook_ && !commit_hook_(p.number, p.range_start, p.position)) {
+    spdlog::warn("{}: commit of offsets [{}, {}) refused by the commit hook", p.producer->transactional_id(),
+                 p.range_start, p.position);
+    return Outcome::aborted;
+  }
+  kafka::Error e;
+  do {
+    e = p.producer->send_offsets_to_transaction(config_.pipeline.input_topic, p.number, p.position,
+                                                group, bound(config_.transactions.commit_timeout, deadline));
+  } while (e.kind() == kafka::ErrorKind::retriable && Clock::now() < deadline);
+  if (!e) {
+    do {
+      e = p.producer->commit_transaction(bound(config_.transactions.commit_timeout, deadline));
+    } while (e.kind() == kafka::ErrorKind::retriable && Clock::now() < deadline);
+  }
+  if (!e) return Outcome::committed;
+  spdlog::warn("{}: commit of offsets [{}, {}) failed: {}", p.producer->transactional_id(),
+               p.range_start, p.position, e.describe());
+  return e.kind() == kafka::ErrorKind::fatal ? Outcome::producer_lost : Outcome::aborted;
+}
+
+void Engine::commit(std::span<Partition* const> parts, Clock::time_point deadline, const char* why) {
+  if (parts.empty()) return;
+  const auto group = consumer_->group_metadata();
+  std::vector<Outcome> outcomes(parts.size());
+  if (parts.size() == 1) {
+    outcomes[0] = commit_one(*parts[0], *group, deadline);
+  } else {
+    // Different partitions have different producers: their commits run at the same time.
+    std::vector<std::future<Outcome>> running;
+    running.reserve(parts.size());
+    for (Partition* p : parts) {
+      running.push_back(std::async(std::launch::async, [this, p, &group, deadline] {
+        return commit_one(*p, *group, deadline);
+      }));
+    }
+    for (std::size_t i = 0; i < parts.size(); ++i) outcomes[i] = running[i].get();
+  }
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    Partition& p = *parts[i];
+    switch (outcomes[i]) {
+      case Outcome::committed:
+        counters_.committed.fetch_add(1, std::memory_order_relaxed);
+        spdlog::debug("{}: committed offsets [{}, {}) ({} records, {})", p.producer->transactional_id(),
+                      p.range_start, p.position, p.records, why);
+        p.in_transaction = false;
+        break;
+      case Outcome::aborted:
+        abort_and_rewind(p, "commit failed", Clock::now() + config_.transactions.commit_timeout);
+        break;
+      case Outcome::producer_lost:
+        recreate(p, kafka::Error{kafka::ErrorKind::fatal, 0, "COMMIT_FAILED",
+                                 "commit failed in a way that needs a new producer"});
+        break;
+    }
+  }
+}
+
+void Engine::pause_for_backoff(Partition& p) {
+  if (!p.paused) {
+    if (kafka::Error e = consumer_->pause(p.number)) {
+      fail(fmt::format("cannot pause {} [{}]: {}", consumer_->topic(), p.number, e.describe()),
+           exit_failure);
+      return;
+    }
+  }
+  p.paused = true;
+  p.resume_at = Clock::now() + config_.transactions.retry_backoff;
+}
+
+void Engine::abort_and_rewind(Partition& p, const char* why, Clock::time_point deadline) {
+  if (p.in_transaction) {
+    kafka::Error e;
+    do {
+      e = p.producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline));
+    } while (e.kind() == kafka::ErrorKind::retriable && Clock::now() < deadline);
+    p.in_transaction = false;
+    counters_.aborted.fetch_add(1, std::memory_order_relaxed);
+    if (e) {
+      spdlog::warn("{}: abort failed: {}", p.producer->transactional_id(), e.describe());
+      recreate(p, e);
+      return;
+    }
+    spdlog::info("{}: aborted offsets [{}, {}) ({}); redoing them", p.producer->transactional_id(),
+                 p.range_start, p.position, why);
+    p.position = p.range_start;
+  }
+  pause_for_backoff(p);
+}
+
+std::unique_ptr<kafka::TransactionalProducer> Engine::make_producer(std::int32_t partition,
+                                                                   Clock::time_point deadline,
+                                                                   std::string& error) {
+  const std::string id = transactional_id(config_.pipeline.transactional_id_prefix,
+                                          config_.pipeline.input_topic, partition);
+  auto producer = kafka::TransactionalProducer::create(producer_properties_, id,
+                                                       config_.pipeline.output_topic, error);
+  if (!producer) return nullptr;
+  for (;;) {
+    kafka::Error e = producer->init_transactions(bound(config_.transactions.init_timeout, deadline));
+    if (!e) return producer;
+    if (e.kind() != kafka::ErrorKind::retriable || Clock::now() >= deadline) {
+      error = fmt::format("init_transactions of '{}': {}", id, e.describe());
+      return nullptr;
+    }
+    spdlog::warn("init_transactions of '{}': {}; retrying", id, e.describe());
+    std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(config_.transactions.retry_backoff, left_until(deadline)));
+  }
+}
+
+void Engine::recreate(Partition& p, const kafka::Error& cause) {
+  const std::string id = p.producer ? p.producer->transactional_id()
+                                    : transactional_id(config_.pipeline.transactional_id_prefix,
+                                                       config_.pipeline.input_topic, p.number);
+  if (cause.fenced()) counters_.fenced.fetch_add(1, std::memory_order_relaxed);
+  spdlog::warn("{}: producer lost ({}); re-creating it and resuming from the committed offset", id,
+               cause.describe());
+  if (p.in_transaction) counters_.aborted.fetch_add(1, std::memory_order_relaxed);
+  p.in_transaction = false;
+  p.producer.reset();
+  counters_.producers_recreated.fetch_add(1, std::memory_order_relaxed);
+  pause_for_backoff(p);
+  if (stop_code_) return;
+
+  std::string error;
+  const auto deadline = Clock::now() + config_.transactions.init_timeout * 2;
+  p.producer = make_producer(p.number, deadline, error);
+  if (!p.producer) {
+    fail(fmt::format("cannot re-create the producer of {} [{}]: {}", consumer_->topic(), p.number,
+                     error),
+         exit_failure);
+    return;
+  }
+  // The new producer's init fenced the old one and settled its last transaction either way: the
+  // group's committed offset is now the truth.
+  std::vector<kafka::PartitionOffset> committed{{p.number, kafka::offset_invalid}};
+  if (kafka::Error e = consumer_->committed(committed, config_.transactions.commit_timeout)) {
+    fail(fmt::format("cannot read the committed offset of {} [{}]: {}", consumer_->topic(),
+                     p.number, e.describe()),
+         exit_failure);
+    return;
+  }
+  p.position = committed[0].offset;
+  spdlog::info("{}: producer re-created; resuming at offset {}", id,
+               p.position == kafka::offset_invalid ? std::string{"(beginning)"}
+                                                   : std::to_string(p.position));
+}
+
+std::vector<kafka::PartitionOffset> Engine::on_assign(std::span<const std::int32_t> numbers) {
+  counters_.rebalances.fetch_add(1, std::memory_order_relaxed);
+  spdlog::info("assigned {} [{}]", consumer_->topic(), fmt::join(numbers, ","));
+  std::vector<kafka::PartitionOffset> starts;
+  if (stop_code_) return starts;
+  // init_transactions first, for every partition at once: it fences the previous owner and
+  // settles its open transaction, so the committed offsets read next are stable (item 3).
+  const auto deadline = Clock::now() + config_.transactions.init_timeout * 2;
+  std::vector<std::future<std::pair<std::unique_ptr<kafka::TransactionalProducer>, std::string>>>
+      inits;
+  for (const std::int32_t n : numbers) {
+    inits.push_back(std::async(std::launch::async, [this, n, deadline] {
+      std::string error;
+      auto producer = make_producer(n, deadline, error);
+      return std::make_pair(std::move(producer), error);
+    }));
+  }
+  std::vector<std::unique_ptr<kafka::TransactionalProducer>> producers;
+  for (std::size_t i = 0; i < numbers.size(); ++i) {
+    auto [producer, error] = inits[i].get();
+    if (!producer) {
+      fail(fmt::format("cannot start {} [{}]: {}", consumer_->topic(), numbers[i], error),
+           exit_failure);
+    }
+    producers.push_back(std::move(producer));
+  }
+  if (stop_code_) return starts;
+
+  std::vector<kafka::PartitionOffset> committed;
+  for (const std::int32_t n : numbers) committed.push_back({n, kafka::offset_invalid});
+  if (kafka::Error e = consumer_->committed(committed, config_.transactions.commit_timeout)) {
+    fail(fmt::format("cannot read the committed offsets of '{}': {}", consumer_->topic(),
+                     e.describe()),
+         exit_failure);
+    return starts;
+  }
+  for (std::size_t i = 0; i < numbers.size(); ++i) {
+    Partition& p = partitions_[numbers[i]];
+    p = Partition{};
+    p.number = numbers[i];
+    p.producer = std::move(producers[i]);
+    p.position = committed[i].offset;
+    starts.push_back(committed[i]);
+    spdlog::info("{}: ready, starting at offset {}", p.producer->transactional_id(),
+                 p.position == kafka::offset_invalid ? std::string{"(auto.offset.reset)"}
+                                                     : std::to_string(p.position));
+  }
+  return starts;
+}
+
+void Engine::on_revoke(std::span<const std::int32_t> numbers, bool lost) {
+  counters_.rebalances.fetch_add(1, std::memory_order_relaxed);
+  spdlog::info("{} {} [{}]", lost ? "lost" : "revoked", consumer_->topic(), fmt::join(numbers, ","));
+  std::vector<Partition*> open;
+  for (const std::int32_t n : numbers) {
+    auto it = partitions_.find(n);
+    if (it != partitions_.end() && it->second.in_transaction) open.push_back(&it->second);
+  }
+  const auto deadline = Clock::now() + config_.transactions.commit_timeout;
+  if (lost) {
+    // Another member may own these partitions already: nothing of ours may become visible.
+    for (Partition* p : open) {
+      (void)p->producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline));
+      counters_.aborted.fetch_add(1, std::memory_order_relaxed);
+    }
+  } else {
+    commit(open, deadline, "revocation");
+  }
+  for (const std::int32_t n : numbers) partitions_.erase(n);
+}
+
+void Engine::abort_all(Clock::time_point deadline) {
+  for (Partition* p : open_transactions()) {
+    (void)p->producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline));
+    p->in_transaction = false;
+    counters_.aborted.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+int Engine::shutdown(const std::atomic<int>& signals, int code) {
+  const auto deadline = Clock::now() + config_.shutdown_timeout;
+  if (signals.load() > 0) spdlog::info("signal received: committing what is open, then leaving");
+  // Stop fetching: nothing new is processed from here on.
+  auto open = open_transactions();
+  if (!open.empty()) commit(open, deadline, "shutdown");
+  if (signals.load() > 1) {
+    spdlog::warn("second signal: aborting open transactions and exiting");
+    abort_all(Clock::now() + 5s);
+    return exit_second_signal;
+  }
+  // Anything still open here failed to commit: abort it so it never lingers.
+  abort_all(deadline);
+  const bool closed = consumer_->close(deadline);
+  partitions_.clear();
+  spdlog::info("stopped: consumed {} produced {} transactions committed {} aborted {}",
+               counters_.consumed.load(), counters_.produced.load(), counters_.committed.load(),
+               counters_.aborted.load());
+  if (code != exit_ok) {
+    spdlog::error("exiting with code {}: {}", code, stop_reason_);
+    return code;
+  }
+  if (!closed) {
+    spdlog::error("could not leave the group within shutdown.timeout_ms ({} ms)",
+                  config_.shutdown_timeout.count());
+    return exit_failure;
+  }
+  if (signals.load() > 1) return exit_second_signal;
+  return exit_ok;
+}
+
+}  // namespace exactly::engine

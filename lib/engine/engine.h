@@ -1,0 +1,143 @@
+// The exactly-once loop: consume one partition's records, transform them, produce the outputs and
+// the consumed offsets in one transaction of that partition's own producer, commit.
+//
+// The protocol is DESIGN.md's "transaction protocol": a transactional producer per assigned input
+// partition, transactional.id = {prefix}.{input_topic}.{partition}; init_transactions before the
+// committed offset is read; one transaction per contiguous range of one partition; abort and
+// rewind on abortable errors; re-create the producer on fatal ones; a watchdog; revocation and
+// shutdown commit what is open.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "engine/emitter.h"
+#include "engine/triggers.h"
+#include "kafka/consumer.h"
+#include "kafka/producer.h"
+#include "transforms/transform.h"
+
+namespace exactly::engine {
+
+// Process exit codes of `exactly run`.
+enum ExitCode : int {
+  exit_ok = 0,
+  exit_failure = 1,         // a runtime failure: nothing is lost, a restart resumes
+  exit_config = 2,          // bad config or start-up refusal
+  exit_transform = 3,       // the transform failed under on_error = "fail"
+  exit_second_signal = 130  // a second SIGTERM/SIGINT: open transactions aborted
+};
+
+struct EngineCounters {
+  std::atomic<std::uint64_t> consumed{0};
+  std::atomic<std::uint64_t> produced{0};
+  std::atomic<std::uint64_t> skipped{0};
+  std::atomic<std::uint64_t> committed{0};      // transactions
+  std::atomic<std::uint64_t> aborted{0};        // transactions
+  std::atomic<std::uint64_t> producers_recreated{0};
+  std::atomic<std::uint64_t> fenced{0};
+  std::atomic<std::uint64_t> rebalances{0};
+  std::atomic<std::uint64_t> stale_dropped{0};  // records below a partition's position, dropped
+};
+
+// The transactional.id of one input partition.
+std::string transactional_id(const std::string& prefix, const std::string& input_topic,
+                             std::int32_t partition);
+
+// Client properties as the engine sets them, before the user's (which cannot override the
+// framework-owned keys: config validation refuses those).
+kafka::Properties consumer_properties(const config::Config& config);
+kafka::Properties producer_properties(const config::Config& config);
+
+class Engine final : public kafka::RebalanceHandler {
+ public:
+  Engine(const config::Config& config, transforms::Transform& transform);
+  ~Engine() override;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Runs until a signal (the counter goes up), a fatal error or a transform failure. Returns the
+  // process exit code.
+  int run(const std::atomic<int>& signals);
+
+  [[nodiscard]] const EngineCounters& counters() const { return counters_; }
+
+  // Fault injection for tests: called before each commit with the partition and the range
+  // [start, end); returning false aborts the transaction instead, as an abortable error would.
+  using CommitHook = std::function<bool(std::int32_t partition, std::int64_t start, std::int64_t end)>;
+  void set_commit_hook(CommitHook hook) { commit_hook_ = std::move(hook); }
+
+  std::vector<kafka::PartitionOffset> on_assign(std::span<const std::int32_t> partitions) override;
+  void on_revoke(std::span<const std::int32_t> partitions, bool lost) override;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  struct Partition {
+    std::int32_t number = 0;
+    std::unique_ptr<kafka::TransactionalProducer> producer;
+    std::int64_t position = kafka::offset_invalid;  // next offset to process; invalid: unknown
+    bool in_transaction = false;
+    std::int64_t range_start = 0;  // first offset of the open transaction's range
+    std::int64_t records = 0;
+    std::int64_t bytes = 0;
+    Clock::time_point opened{};
+    bool paused = false;  // waiting out a backoff; rewound to `position` when it ends
+    Clock::time_point resume_at{};
+  };
+
+  enum class Outcome { committed, aborted, producer_lost };
+
+  int startup_checks();
+  void process(kafka::Message& message);
+  [[nodiscard]] kafka::Error produce_outputs(Partition& p, const kafka::Message& message);
+  void tick(Clock::time_point now);
+  // Ends the open transactions of `parts` concurrently; each either commits, or is aborted and
+  // rewound, or has its producer re-created. `deadline` bounds every call.
+  void commit(std::span<Partition* const> parts, Clock::time_point deadline, const char* why);
+  Outcome commit_one(Partition& p, const kafka::GroupMetadata& group, Clock::time_point deadline);
+  // Aborts p's transaction and schedules a rewind to its range start after the backoff.
+  void abort_and_rewind(Partition& p, const char* why, Clock::time_point deadline);
+  // Replaces p's producer after a fatal error and resumes p from its committed offset.
+  void recreate(Partition& p, const kafka::Error& cause);
+  // Creates and initialises a producer, retrying retriable errors until `deadline`.
+  std::unique_ptr<kafka::TransactionalProducer> make_producer(std::int32_t partition,
+                                                              Clock::time_point deadline,
+                                                              std::string& error);
+  void pause_for_backoff(Partition& p);
+  void abort_all(Clock::time_point deadline);
+  std::vector<Partition*> open_transactions();
+  int shutdown(const std::atomic<int>& signals, int code);
+  void fail(std::string message, int code);
+
+  const config::Config& config_;
+  transforms::Transform& transform_;
+  TransactionLimits limits_;
+  kafka::Properties producer_properties_;
+  std::unique_ptr<kafka::Consumer> consumer_;
+  std::map<std::int32_t, Partition> partitions_;
+  int output_partitions_ = 0;
+
+  BufferedEmitter emitter_;
+  std::vector<kafka::HeaderView> input_headers_;
+  std::vector<transforms::Header> transform_headers_;
+  std::vector<kafka::HeaderView> output_headers_;
+  std::string lineage_;
+
+  EngineCounters counters_;
+  CommitHook commit_hook_;
+  std::optional<int> stop_code_;  // set when the loop must end (fatal, transform failure)
+  std::string stop_reason_;
+  Clock::time_point last_report_{};
+};
+
+}  // namespace exactly::engine

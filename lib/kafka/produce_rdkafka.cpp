@@ -1,0 +1,65 @@
+#include "kafka/produce_rdkafka.h"
+
+#include "kafka/error_rdkafka.h"
+
+namespace exactly::kafka {
+
+Error produce_record(rd_kafka_t* rk, rd_kafka_topic_t* topic, const ProduceRecord& record,
+                     std::vector<std::string>& header_names, std::chrono::milliseconds queue_wait,
+                     bool transactional) {
+  // Built on the stack for the common small header count; librdkafka copies everything (F_COPY).
+  constexpr std::size_t inline_fields = 16;
+  rd_kafka_vu_t inline_vus[inline_fields];
+  std::vector<rd_kafka_vu_t> heap_vus;
+  const std::size_t count = 5 + record.headers.size() + (record.key ? 1 : 0);
+  rd_kafka_vu_t* vus = inline_vus;
+  if (count > inline_fields) {
+    heap_vus.resize(count);
+    vus = heap_vus.data();
+  }
+  std::size_t n = 0;
+  vus[n].vtype = RD_KAFKA_VTYPE_RKT;
+  vus[n++].u.rkt = topic;
+  vus[n].vtype = RD_KAFKA_VTYPE_PARTITION;
+  vus[n++].u.i32 = record.partition < 0 ? RD_KAFKA_PARTITION_UA : record.partition;
+  vus[n].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
+  vus[n++].u.i = RD_KAFKA_MSG_F_COPY;
+  vus[n].vtype = RD_KAFKA_VTYPE_TIMESTAMP;
+  vus[n++].u.i64 = record.timestamp_ms > 0 ? record.timestamp_ms : 0;
+  vus[n].vtype = RD_KAFKA_VTYPE_VALUE;
+  vus[n].u.mem.ptr = record.value ? const_cast<char*>(record.value->data()) : nullptr;
+  vus[n++].u.mem.size = record.value ? record.value->size() : 0;
+  if (record.key) {
+    vus[n].vtype = RD_KAFKA_VTYPE_KEY;
+    vus[n].u.mem.ptr = const_cast<char*>(record.key->data());
+    vus[n++].u.mem.size = record.key->size();
+  }
+  // Header names must be NUL-terminated for librdkafka; keep copies alive for the call.
+  // header_names is reused across calls so its strings keep their capacity.
+  if (header_names.size() < record.headers.size()) header_names.resize(record.headers.size());
+  std::size_t h = 0;
+  for (const auto& header : record.headers) {
+    std::string& name = header_names[h++];
+    name.assign(header.name);
+    vus[n].vtype = RD_KAFKA_VTYPE_HEADER;
+    vus[n].u.header.name = name.c_str();
+    vus[n].u.header.val = header.value ? header.value->data() : nullptr;
+    vus[n++].u.header.size =
+        header.value ? static_cast<ssize_t>(header.value->size()) : static_cast<ssize_t>(0);
+  }
+
+  const auto deadline = std::chrono::steady_clock::now() + queue_wait;
+  for (;;) {
+    rd_kafka_error_t* raw = rd_kafka_produceva(rk, vus, n);
+    if (raw == nullptr) return {};
+    if (rd_kafka_error_code(raw) == RD_KAFKA_RESP_ERR__QUEUE_FULL &&
+        std::chrono::steady_clock::now() < deadline) {
+      rd_kafka_error_destroy(raw);
+      rd_kafka_poll(rk, 10);
+      continue;
+    }
+    return make_error(raw, transactional);
+  }
+}
+
+}  // namespace exactly::kafka

@@ -1,0 +1,93 @@
+#include "kafka/producer.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kafka/conf_rdkafka.h"
+#include "kafka/error_rdkafka.h"
+#include "kafka/group_metadata.h"
+#include "kafka/produce_rdkafka.h"
+#include "kafka/timeout.h"
+
+namespace exactly::kafka {
+
+GroupMetadata::~GroupMetadata() {
+  if (raw_ != nullptr) rd_kafka_consumer_group_metadata_destroy(raw_);
+}
+
+std::unique_ptr<TransactionalProducer> TransactionalProducer::create(
+    const Properties& properties, const std::string& transactional_id,
+    const std::string& output_topic, std::string& error) {
+  Properties all = properties;
+  all.emplace_back("transactional.id", transactional_id);
+  all.emplace_back("enable.idempotence", "true");
+  all.emplace_back("acks", "all");
+  ConfHandle conf = make_conf(all, error);
+  if (!conf) return nullptr;
+  KafkaHandle rk = make_client(RD_KAFKA_PRODUCER, conf, error);
+  if (!rk) return nullptr;
+  rd_kafka_topic_t* topic = rd_kafka_topic_new(rk.get(), output_topic.c_str(), nullptr);
+  if (topic == nullptr) {
+    error = fmt::format("cannot create a handle for topic '{}': {}", output_topic,
+                        rd_kafka_err2str(rd_kafka_last_error()));
+    return nullptr;
+  }
+  std::unique_ptr<TransactionalProducer> producer{new TransactionalProducer()};
+  producer->rk_ = rk.release();
+  producer->topic_ = topic;
+  producer->transactional_id_ = transactional_id;
+  return producer;
+}
+
+TransactionalProducer::~TransactionalProducer() {
+  if (topic_ != nullptr) rd_kafka_topic_destroy(topic_);
+  if (rk_ != nullptr) {
+    // Whatever is still queued belongs to a transaction that is not committed: drop it rather
+    // than wait for it, so destruction is bounded.
+    rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+    rd_kafka_destroy(rk_);
+  }
+}
+
+Error TransactionalProducer::init_transactions(std::chrono::milliseconds timeout) {
+  return make_error(rd_kafka_init_transactions(rk_, timeout_ms(timeout)), true);
+}
+
+Error TransactionalProducer::begin_transaction() {
+  return make_error(rd_kafka_begin_transaction(rk_), true);
+}
+
+Error TransactionalProducer::produce(const ProduceRecord& record,
+                                     std::chrono::milliseconds queue_wait) {
+  return produce_record(rk_, topic_, record, header_names_, queue_wait, true);
+}
+
+Error TransactionalProducer::send_offsets_to_transaction(const std::string& topic,
+                                                         std::int32_t partition,
+                                                         std::int64_t next_offset,
+                                                         const GroupMetadata& group,
+                                                         std::chrono::milliseconds timeout) {
+  PartitionListHandle offsets{rd_kafka_topic_partition_list_new(1)};
+  rd_kafka_topic_partition_list_add(offsets.get(), topic.c_str(), partition)->offset = next_offset;
+  return make_error(rd_kafka_send_offsets_to_transaction(rk_, offsets.get(), group.get(),
+                                                         timeout_ms(timeout)),
+                    true);
+}
+
+Error TransactionalProducer::commit_transaction(std::chrono::milliseconds timeout) {
+  return make_error(rd_kafka_commit_transaction(rk_, timeout_ms(timeout)), true);
+}
+
+Error TransactionalProducer::abort_transaction(std::chrono::milliseconds timeout) {
+  return make_error(rd_kafka_abort_transaction(rk_, timeout_ms(timeout)), true);
+}
+
+void TransactionalProducer::poll(std::chrono::milliseconds timeout) {
+  rd_kafka_poll(rk_, timeout_ms(timeout));
+}
+
+}  // namespace exactly::kafka

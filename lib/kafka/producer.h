@@ -1,0 +1,69 @@
+// A transactional producer: one per assigned input partition, owning one transactional.id.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kafka/client_config.h"
+#include "kafka/error.h"
+#include "kafka/record.h"
+
+struct rd_kafka_s;
+struct rd_kafka_topic_s;
+
+namespace exactly::kafka {
+
+class GroupMetadata;
+
+using ProduceHeader = HeaderView;
+
+struct ProduceRecord {
+  std::optional<std::string_view> key;
+  std::optional<std::string_view> value;
+  std::span<const ProduceHeader> headers;
+  std::int32_t partition = -1;  // -1: the partitioner decides by key
+  std::int64_t timestamp_ms = 0;  // 0: now
+};
+
+class TransactionalProducer {
+ public:
+  // `properties` are applied in order; the transactional.id and the output topic are ours.
+  static std::unique_ptr<TransactionalProducer> create(const Properties& properties,
+                                                       const std::string& transactional_id,
+                                                       const std::string& output_topic,
+                                                       std::string& error);
+  ~TransactionalProducer();
+  TransactionalProducer(const TransactionalProducer&) = delete;
+  TransactionalProducer& operator=(const TransactionalProducer&) = delete;
+
+  [[nodiscard]] const std::string& transactional_id() const { return transactional_id_; }
+
+  [[nodiscard]] Error init_transactions(std::chrono::milliseconds timeout);
+  [[nodiscard]] Error begin_transaction();
+  // Copies key, value and headers. A full local queue is waited out (serving the producer)
+  // for at most `queue_wait`.
+  [[nodiscard]] Error produce(const ProduceRecord& record, std::chrono::milliseconds queue_wait);
+  [[nodiscard]] Error send_offsets_to_transaction(const std::string& topic, std::int32_t partition,
+                                                  std::int64_t next_offset,
+                                                  const GroupMetadata& group,
+                                                  std::chrono::milliseconds timeout);
+  [[nodiscard]] Error commit_transaction(std::chrono::milliseconds timeout);
+  [[nodiscard]] Error abort_transaction(std::chrono::milliseconds timeout);
+  // Serves delivery reports and error callbacks; never blocks longer than `timeout`.
+  void poll(std::chrono::milliseconds timeout = std::chrono::milliseconds{0});
+
+ private:
+  TransactionalProducer() = default;
+  rd_kafka_s* rk_ = nullptr;
+  rd_kafka_topic_s* topic_ = nullptr;
+  std::string transactional_id_;
+  std::vector<std::string> header_names_;  // NUL-terminated copies of header names, reused
+};
+
+}  // namespace exactly::kafka

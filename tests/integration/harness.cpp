@@ -1,0 +1,198 @@
+#include "harness.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include "kafka/admin.h"
+#include "kafka/plain_producer.h"
+#include "sample/payments.h"
+
+extern char** environ;
+
+namespace exactly::test {
+
+std::string bootstrap() {
+  if (const char* env = std::getenv("EXACTLY_TEST_BOOTSTRAP")) return env;
+  return EXACTLY_TEST_BOOTSTRAP;
+}
+
+std::string unique_name(const std::string& prefix) {
+  static std::atomic<int> counter{0};
+  std::random_device rd;
+  return fmt::format("{}-{}-{}-{:08x}", prefix, getpid(), counter.fetch_add(1), rd());
+}
+
+std::filesystem::path temp_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / unique_name("exactly-" + name);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+void create_topic(const std::string& name, int partitions) {
+  auto e = kafka::create_topics({{"bootstrap.servers", bootstrap()}}, {{name, partitions, -1, {}}},
+                                false, std::chrono::seconds{30});
+  REQUIRE_MESSAGE(!e, e.describe());
+}
+
+void produce_payments(const std::string& topic, std::uint64_t start, std::uint64_t count) {
+  std::string error;
+  auto producer = kafka::PlainProducer::create(
+      {{"bootstrap.servers", bootstrap()}, {"linger.ms", "20"}}, topic, error);
+  REQUIRE_MESSAGE(producer, error);
+  for (std::uint64_t i = start; i < start + count; ++i) {
+    const std::string id = sample::payment_id(i);
+    const std::string value = sample::payment_json(i, 1700000000.0 + static_cast<double>(i));
+    kafka::ProduceRecord record;
+    record.key = id;
+    record.value = value;
+    auto e = producer->produce(record);
+    REQUIRE_MESSAGE(!e, e.describe());
+  }
+  auto e = producer->flush(std::chrono::seconds{120});
+  REQUIRE_MESSAGE(!e, e.describe());
+}
+
+std::filesystem::path write_config(const std::filesystem::path& dir, const std::string& input,
+                                   const std::string& output, const std::string& group,
+                                   const std::string& extra) {
+  const auto path = dir / "pipeline.toml";
+  std::ofstream out(path);
+  out << fmt::format(R"([kafka]
+bootstrap_servers = "{}"
+
+[pipeline]
+input_topic = "{}"
+output_topic = "{}"
+group_id = "{}"
+
+[log]
+level = "info"
+{}
+)",
+                     bootstrap(), input, output, group, extra);
+  return path;
+}
+
+config::Config load(const std::filesystem::path& file) {
+  auto result = config::load_file(file);
+  REQUIRE_MESSAGE(result.config.has_value(), config::format_problems(result.problems));
+  return std::move(*result.config);
+}
+
+verify::Report audit(const std::string& input, const std::string& output) {
+  verify::AuditOptions options;
+  options.bootstrap_servers = bootstrap();
+  options.input_topic = input;
+  options.output_topic = output;
+  auto result = verify::audit_topics(options);
+  const auto* error = std::get_if<std::string>(&result);
+  REQUIRE_MESSAGE(error == nullptr, (error ? *error : std::string{}));
+  return std::get<verify::Report>(result);
+}
+
+verify::Report wait_for_outputs(const std::string& input, const std::string& output,
+                                std::uint64_t expected, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  verify::Report report = audit(input, output);
+  while ((report.inputs < expected || report.missing > 0) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::seconds{1});
+    report = audit(input, output);
+  }
+  return report;
+}
+
+Service::Service(std::filesystem::path config, std::filesystem::path log)
+    : config_(std::move(config)), log_(std::move(log)) {}
+
+Service::~Service() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+void Service::start() {
+  REQUIRE(pid_ <= 0);
+  exit_code_.reset();
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  std::string binary = EXACTLY_BINARY;
+  std::string run = "run";
+  std::string flag = "--config";
+  std::string file = config_.string();
+  char* argv[] = {binary.data(), run.data(), flag.data(), file.data(), nullptr};
+  const int rc = posix_spawn(&pid_, binary.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  REQUIRE_MESSAGE(rc == 0, "cannot start " << binary);
+}
+
+void Service::signal(int signo) {
+  REQUIRE(pid_ > 0);
+  ::kill(pid_, signo);
+}
+
+void Service::reaped(int status) {
+  pid_ = -1;
+  if (WIFEXITED(status)) exit_code_ = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) exit_code_ = -WTERMSIG(status);
+}
+
+std::optional<int> Service::wait(std::chrono::seconds timeout) {
+  if (pid_ <= 0) return exit_code_;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      reaped(status);
+      return exit_code_;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds{20});
+  }
+}
+
+bool Service::running() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    reaped(status);
+    return false;
+  }
+  return true;
+}
+
+std::string Service::log_text() const {
+  std::ifstream in(log_);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool Service::wait_for_log(const std::string& needle, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (log_text().find(needle) != std::string::npos) return true;
+    if (!running()) return log_text().find(needle) != std::string::npos;
+    std::this_thread::sleep_for(std::chrono::milliseconds{50});
+  }
+  return false;
+}
+
+}  // namespace exactly::test

@@ -1,0 +1,70 @@
+// What the integration tests share: the test cluster, fresh topics, sample input, the service as
+// a child process, and the read_committed audit.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "verify/audit.h"
+
+namespace exactly::test {
+
+std::string bootstrap();
+
+// A name no earlier run used: prefix-<pid>-<counter>-<random>.
+std::string unique_name(const std::string& prefix);
+
+// A fresh folder for one test's files.
+std::filesystem::path temp_dir(const std::string& name);
+
+void create_topic(const std::string& name, int partitions);
+
+// Writes payment events [start, start + count) to `topic` (keys are the payment ids).
+void produce_payments(const std::string& topic, std::uint64_t start, std::uint64_t count);
+
+// A config file for a pipeline between the two topics; `extra` is appended TOML.
+std::filesystem::path write_config(const std::filesystem::path& dir, const std::string& input,
+                                   const std::string& output, const std::string& group,
+                                   const std::string& extra = {});
+
+config::Config load(const std::filesystem::path& file);
+
+verify::Report audit(const std::string& input, const std::string& output);
+
+// Audits until every input has an output (or `timeout`); returns the last report.
+verify::Report wait_for_outputs(const std::string& input, const std::string& output,
+                                std::uint64_t expected, std::chrono::seconds timeout);
+
+// `exactly run --config FILE` as a child process, its stderr in a log file.
+class Service {
+ public:
+  Service(std::filesystem::path config, std::filesystem::path log);
+  ~Service();  // SIGKILLs a still-running child
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  void start();
+  void signal(int signo);
+  // Waits for the exit; its code, or nullopt on timeout. -signo when killed by a signal.
+  std::optional<int> wait(std::chrono::seconds timeout);
+  [[nodiscard]] bool running();
+  [[nodiscard]] std::string log_text() const;
+  // Waits until the log contains `needle` (or the child exits, or the timeout passes).
+  bool wait_for_log(const std::string& needle, std::chrono::seconds timeout);
+
+ private:
+  std::filesystem::path config_;
+  std::filesystem::path log_;
+  pid_t pid_ = -1;
+  std::optional<int> exit_code_;  // set when the child was reaped
+  void reaped(int status);
+};
+
+}  // namespace exactly::test

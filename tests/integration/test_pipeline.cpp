@@ -1,0 +1,248 @@
+// Exactly-once end to end on a real broker, read back with read_committed: every test ends with
+// the audit (count, uniqueness, order per input partition).
+#include <signal.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include "engine/engine.h"
+#include "harness.h"
+#include "kafka/topic_reader.h"
+#include "transforms/transform.h"
+
+using namespace std::chrono_literals;
+using namespace exactly;
+
+namespace {
+
+// Fast group membership changes for tests that kill members: the dead member leaves the group
+// after 6 s (the broker's minimum) instead of librdkafka's default 45 s.
+constexpr const char* fast_group = R"(
+[librdkafka.consumer]
+"session.timeout.ms" = 6000
+"heartbeat.interval.ms" = 500
+)";
+
+void check_exactly_once(const verify::Report& report, std::uint64_t inputs) {
+  INFO(report.summary());
+  for (const auto& example : report.examples) INFO(example);
+  CHECK(report.inputs == inputs);
+  CHECK(report.outputs == inputs);
+  CHECK(report.missing == 0);
+  CHECK(report.duplicated == 0);
+  CHECK(report.order_violations == 0);
+  CHECK(report.no_lineage == 0);
+  CHECK(report.unknown_source == 0);
+  CHECK(report.ok());
+}
+
+}  // namespace
+
+TEST_CASE("100000 records over 4 partitions arrive once each and in order") {
+  const auto dir = test::temp_dir("pipeline");
+  const auto input = test::unique_name("in");
+  const auto output = test::unique_name("out");
+  test::create_topic(input, 4);
+  test::create_topic(output, 4);
+  test::produce_payments(input, 0, 100000);
+
+  test::Service service(test::write_config(dir, input, output, test::unique_name("group"),
+                                           "[transform]\nname = \"payment-enricher\"\n"),
+                        dir / "service.log");
+  service.start();
+  const auto progress = test::wait_for_outputs(input, output, 100000, 180s);
+  INFO(service.log_text());
+  CHECK(progress.missing == 0);
+  service.signal(SIGTERM);
+  const auto code = service.wait(60s);
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+  check_exactly_once(test::audit(input, output), 100000);
+}
+
+TEST_CASE("kill -9 at random moments loses nothing and duplicates nothing") {
+  const auto dir = test::temp_dir("crash");
+  const auto input = test::unique_name("in");
+  const auto output = test::unique_name("out");
+  test::create_topic(input, 4);
+  test::create_topic(output, 4);
+  constexpr std::uint64_t total = 200000;
+  constexpr std::uint64_t chunk = 10000;
+
+  // Input keeps arriving while the service is being killed.
+  std::thread producer([&] {
+    for (std::uint64_t start = 0; start < total; start += chunk) {
+      test::produce_payments(input, start, chunk);
+      std::this_thread::sleep_for(400ms);
+    }
+  });
+
+  test::Service service(
+      test::write_config(dir, input, output, test::unique_name("group"),
+                         std::string{"[transform]\nname = \"payment-enricher\"\n"} + fast_group),
+      dir / "service.log");
+  std::mt19937 random{std::random_device{}()};
+  std::uniform_int_distribution<int> pause_ms(300, 2500);
+  int kills = 0;
+  int kills_mid_stream = 0;
+  service.start();
+  for (int round = 0; round < 7; ++round) {
+    // Kill once the service is doing work: after it has started consuming.
+    service.wait_for_log("ready, starting at offset", 60s);
+    std::this_thread::sleep_for(std::chrono::milliseconds{pause_ms(random)});
+    const auto before = test::audit(input, output);
+    service.signal(SIGKILL);
+    const auto code = service.wait(30s);
+    REQUIRE(code.has_value());
+    CHECK(*code == -SIGKILL);
+    ++kills;
+    if (before.outputs < total) ++kills_mid_stream;
+    service.start();
+  }
+  producer.join();
+  const auto progress = test::wait_for_outputs(input, output, total, 300s);
+  CHECK(progress.missing == 0);
+  service.signal(SIGTERM);
+  const auto code = service.wait(60s);
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+
+  const auto report = test::audit(input, output);
+  MESSAGE(fmt::format("crash test audit: kills={} (mid-stream {}) {}", kills, kills_mid_stream,
+                      report.summary()));
+  CHECK(kills_mid_stream >= 5);
+  check_exactly_once(report, total);
+}
+
+namespace {
+
+// Identity that counts how often each record was processed.
+class CountingIdentity final : public transforms::Transform {
+ public:
+  transforms::Status process(const transforms::RecordView& record,
+                             transforms::Emitter& out) override {
+    ++calls[{record.partition, record.offset}];
+    out.emit({record.key, record.value, record.headers, std::nullopt});
+    return transforms::Status::ok();
+  }
+  std::map<std::pair<std::int32_t, std::int64_t>, int> calls;  // engine thread only
+};
+
+}  // namespace
+
+TEST_CASE("a forced abort leaves nothing visible and the range is redone once") {
+  const auto dir = test::temp_dir("abort");
+  const auto input = test::unique_name("in");
+  const auto output = test::unique_name("out");
+  test::create_topic(input, 2);
+  test::create_topic(output, 2);
+  constexpr std::uint64_t total = 2000;
+  test::produce_payments(input, 0, total);
+
+  const auto config = test::load(test::write_config(
+      dir, input, output, test::unique_name("group"),
+      "[transactions]\nmax_records = 100\ncommit_interval_ms = 100\nretry_backoff_ms = 50\n"));
+  CountingIdentity transform;
+  engine::Engine engine(config, transform);
+
+  // Refuse the first commit of the range that holds partition 0's 500th offset.
+  std::mutex mutex;
+  std::optional<std::pair<std::int64_t, std::int64_t>> aborted_range;
+  engine.set_commit_hook([&](std::int32_t partition, std::int64_t start, std::int64_t end) {
+    std::lock_guard lock(mutex);
+    if (partition == 0 && !aborted_range && start <= 500 && 500 < end) {
+      aborted_range = {start, end};
+      return false;
+    }
+    return true;
+  });
+
+  std::atomic<int> signals{0};
+  int code = -1;
+  std::thread runner([&] { code = engine.run(signals); });
+  const auto progress = test::wait_for_outputs(input, output, total, 120s);
+  signals = 1;
+  runner.join();
+  CHECK(code == 0);
+  CHECK(progress.missing == 0);
+  check_exactly_once(test::audit(input, output), total);
+
+  std::lock_guard lock(mutex);
+  REQUIRE(aborted_range.has_value());
+  const auto [start, end] = *aborted_range;
+  INFO("aborted range [" << start << ", " << end << ")");
+  CHECK(end > start);
+  CHECK(engine.counters().aborted.load() == 1);
+  // The aborted range ran twice (the attempt and the redo), everything else once.
+  for (const auto& [key, calls] : transform.calls) {
+    const bool in_range = key.first == 0 && key.second >= start && key.second < end;
+    if (calls != (in_range ? 2 : 1)) {
+      FAIL("record " << key.first << "/" << key.second << " processed " << calls << " times");
+    }
+  }
+  CHECK(transform.calls.size() == total);
+
+  // The aborted attempt's records are in the log, invisible under read_committed only.
+  std::uint64_t uncommitted = 0;
+  kafka::ReadOptions read;
+  read.bootstrap_servers = test::bootstrap();
+  read.topic = output;
+  read.properties = {{"isolation.level", "read_uncommitted"}};
+  auto error = kafka::read_topic(read, [&](const kafka::ReadRecord&) { ++uncommitted; });
+  REQUIRE_MESSAGE(!error, error.value_or(""));
+  CHECK(uncommitted == total + static_cast<std::uint64_t>(end - start));
+}
+
+TEST_CASE("two instances share the partitions and a stopped one hands over without loss") {
+  const auto dir_a = test::temp_dir("pair-a");
+  const auto dir_b = test::temp_dir("pair-b");
+  const auto input = test::unique_name("in");
+  const auto output = test::unique_name("out");
+  const auto group = test::unique_name("group");
+  test::create_topic(input, 4);
+  test::create_topic(output, 4);
+  constexpr std::uint64_t total = 100000;
+  test::produce_payments(input, 0, total / 2);
+
+  test::Service a(test::write_config(dir_a, input, output, group, fast_group), dir_a / "service.log");
+  test::Service b(test::write_config(dir_b, input, output, group, fast_group), dir_b / "service.log");
+  a.start();
+  REQUIRE(a.wait_for_log("ready, starting at offset", 60s));
+  b.start();
+  REQUIRE(b.wait_for_log("ready, starting at offset", 60s));
+
+  std::thread producer([&] {
+    for (std::uint64_t start = total / 2; start < total; start += 10000) {
+      test::produce_payments(input, start, 10000);
+      std::this_thread::sleep_for(200ms);
+    }
+  });
+  std::this_thread::sleep_for(2s);
+  a.signal(SIGTERM);
+  const auto code_a = a.wait(60s);
+  producer.join();
+  REQUIRE(code_a.has_value());
+  CHECK(*code_a == 0);
+  // B now owns every partition.
+  CHECK(b.wait_for_log(fmt::format("assigned {} [0,1,2,3]", input), 60s));
+
+  const auto progress = test::wait_for_outputs(input, output, total, 180s);
+  CHECK(progress.missing == 0);
+  b.signal(SIGTERM);
+  const auto code_b = b.wait(60s);
+  REQUIRE(code_b.has_value());
+  CHECK(*code_b == 0);
+
+  INFO(a.log_text());
+  INFO(b.log_text());
+  // Both did part of the work.
+  CHECK(a.log_text().find("stopped: consumed 0 ") == std::string::npos);
+  CHECK(b.log_text().find("stopped: consumed 0 ") == std::string::npos);
+  check_exactly_once(test::audit(input, output), total);
+}

@@ -1,0 +1,82 @@
+// The engine's pure parts: commit triggers, the watchdog, start-up limits, ids, lineage, emitter.
+#include <doctest/doctest.h>
+
+#include "engine/emitter.h"
+#include "engine/engine.h"
+#include "engine/lineage.h"
+#include "engine/triggers.h"
+#include "verify/audit.h"
+
+using namespace std::chrono_literals;
+using namespace exactly::engine;
+
+TEST_CASE("commit triggers: interval, records, bytes") {
+  const TransactionLimits limits{100ms, 500, 1000, 60000ms};
+  CHECK(due(limits, 1, 10, 0ms) == TransactionAction::keep);
+  CHECK(due(limits, 499, 999, 99ms) == TransactionAction::keep);
+  CHECK(due(limits, 1, 10, 100ms) == TransactionAction::commit);
+  CHECK(due(limits, 500, 10, 0ms) == TransactionAction::commit);
+  CHECK(due(limits, 1, 1000, 0ms) == TransactionAction::commit);
+}
+
+TEST_CASE("the watchdog aborts at 80% of the transaction timeout, before the broker would") {
+  const TransactionLimits limits{100ms, 500, 1000, 10000ms};
+  CHECK(watchdog_deadline(10000ms) == 8000ms);
+  CHECK(due(limits, 1, 1, 7999ms) == TransactionAction::commit);
+  CHECK(due(limits, 1, 1, 8000ms) == TransactionAction::abort);
+  CHECK(due(limits, 1000000, 1, 9000ms) == TransactionAction::abort);
+  CHECK(watchdog_deadline(limits.transaction_timeout) < limits.transaction_timeout);
+}
+
+TEST_CASE("a commit interval that cannot fit in the transaction timeout is refused") {
+  CHECK_FALSE(check_limits({100ms, 1, 1, 60000ms}).has_value());
+  CHECK_FALSE(check_limits({30000ms, 1, 1, 60000ms}).has_value());
+  const auto too_long = check_limits({30001ms, 1, 1, 60000ms});
+  REQUIRE(too_long.has_value());
+  CHECK(too_long->find("30001") != std::string::npos);
+  CHECK(too_long->find("60000") != std::string::npos);
+  CHECK(check_limits({0ms, 1, 1, 60000ms}).has_value());
+  CHECK(check_limits({100ms, 0, 1, 60000ms}).has_value());
+  CHECK(check_limits({100ms, 1, 0, 60000ms}).has_value());
+}
+
+TEST_CASE("transactional ids are scoped to the input partition") {
+  CHECK(transactional_id("enricher", "payments.raw", 3) == "enricher.payments.raw.3");
+  CHECK(transactional_id("p", "t", 0) != transactional_id("p", "t", 1));
+}
+
+TEST_CASE("the lineage header the engine writes is the one the auditor reads") {
+  std::string text = "stale content";
+  format_lineage_into(text, "payments.raw", 7, 123456789012);
+  CHECK(text == "payments.raw/7/123456789012");
+  const auto parsed = exactly::verify::parse_lineage(text);
+  REQUIRE(parsed.has_value());
+  CHECK(parsed->topic == "payments.raw");
+  CHECK(parsed->partition == 7);
+  CHECK(parsed->offset == 123456789012);
+  CHECK(lineage_header == exactly::verify::lineage_header);
+}
+
+TEST_CASE("the emitter keeps every output until cleared, with nulls preserved") {
+  BufferedEmitter emitter;
+  const exactly::transforms::Header headers[] = {{"a", "1"}, {"b", std::nullopt}};
+  emitter.emit({"k1", "v1", headers, std::nullopt});
+  emitter.emit({std::nullopt, std::nullopt, {}, 2});
+  REQUIRE(emitter.size() == 2);
+  CHECK(*emitter[0].key == "k1");
+  CHECK(*emitter[0].value == "v1");
+  REQUIRE(emitter[0].headers.size() == 2);
+  CHECK(emitter[0].headers[0].first == "a");
+  CHECK(*emitter[0].headers[0].second == "1");
+  CHECK_FALSE(emitter[0].headers[1].second.has_value());
+  CHECK_FALSE(emitter[1].key.has_value());
+  CHECK_FALSE(emitter[1].value.has_value());
+  CHECK(*emitter[1].partition == 2);
+  emitter.clear();
+  CHECK(emitter.size() == 0);
+  emitter.emit({"k3", "v3", {}, std::nullopt});
+  REQUIRE(emitter.size() == 1);
+  CHECK(*emitter[0].key == "k3");
+  CHECK(emitter[0].headers.empty());
+  CHECK_FALSE(emitter[0].partition.has_value());
+}

@@ -1,0 +1,55 @@
+// Error classification and the helpers around librdkafka (no broker).
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <climits>
+
+#include "kafka/error.h"
+#include "kafka/properties.h"
+#include "kafka/timeout.h"
+
+using namespace exactly::kafka;
+
+TEST_CASE("classification: fatal wins over abortable, which wins over retriable") {
+  CHECK(Error::classify(true, true, true, true) == ErrorKind::fatal);
+  CHECK(Error::classify(false, true, true, true) == ErrorKind::abortable);
+  CHECK(Error::classify(false, false, true, true) == ErrorKind::retriable);
+  CHECK(Error::classify(false, false, true, false) == ErrorKind::retriable);
+}
+
+TEST_CASE("an unclassified transactional error needs a new producer (librdkafka issue 4558)") {
+  CHECK(Error::classify(false, false, false, true) == ErrorKind::fatal);
+  CHECK(Error::classify(false, false, false, false) == ErrorKind::other);
+}
+
+TEST_CASE("an error keeps its kind and fencing through copies") {
+  const Error original{ErrorKind::abortable, 48, "INVALID_TXN_STATE", "state", false};
+  const Error copy = original;  // NOLINT(performance-unnecessary-copy-initialization)
+  CHECK(copy.kind() == ErrorKind::abortable);
+  CHECK(copy.code() == 48);
+  const Error fenced{ErrorKind::fatal, 90, "PRODUCER_FENCED", "fenced", true};
+  Error assigned;
+  CHECK(assigned.ok());
+  assigned = fenced;
+  CHECK(assigned.fenced());
+  CHECK(assigned.kind() == ErrorKind::fatal);
+  CHECK(assigned.describe().find("PRODUCER_FENCED") != std::string::npos);
+  CHECK(assigned.describe().find("fenced") != std::string::npos);
+}
+
+TEST_CASE("timeouts are clamped, never narrowed into a negative int") {
+  using namespace std::chrono;
+  CHECK(timeout_ms(milliseconds{250}) == 250);
+  CHECK(timeout_ms(seconds{2}) == 2000);
+  CHECK(timeout_ms(milliseconds{-5}) == 0);
+  CHECK(timeout_ms(hours{24 * 365 * 100}) == INT_MAX);
+  CHECK(timeout_ms(microseconds{1500}) == 1);
+}
+
+TEST_CASE("librdkafka's own verdict on properties") {
+  CHECK_FALSE(check_property(ClientKind::producer, "linger.ms", "5").has_value());
+  const auto unknown = check_property(ClientKind::consumer, "no.such.property", "1");
+  REQUIRE(unknown.has_value());
+  CHECK(unknown->find("no.such.property") != std::string::npos);
+  CHECK(check_property(ClientKind::producer, "linger.ms", "not-a-number").has_value());
+}
