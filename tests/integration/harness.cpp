@@ -185,11 +185,18 @@ std::string Service::log_text() const {
   return text.str();
 }
 
-bool Service::wait_for_log(const std::string& needle, std::chrono::seconds timeout) {
+int Service::log_count(const std::string& needle) const {
+  const std::string text = log_text();
+  int count = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++count;
+  return count;
+}
+
+bool Service::wait_for_log(const std::string& needle, std::chrono::seconds timeout, int count) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
-    if (log_text().find(needle) != std::string::npos) return true;
-    if (!running()) return log_text().find(needle) != std::string::npos;
+    if (log_count(needle) >= count) return true;
+    if (!running()) return log_count(needle) >= count;
     std::this_thread::sleep_for(std::chrono::milliseconds{50});
   }
   return false;

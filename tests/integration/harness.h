@@ -56,8 +56,10 @@ class Service {
   std::optional<int> wait(std::chrono::seconds timeout);
   [[nodiscard]] bool running();
   [[nodiscard]] std::string log_text() const;
-  // Waits until the log contains `needle` (or the child exits, or the timeout passes).
-  bool wait_for_log(const std::string& needle, std::chrono::seconds timeout);
+  // Waits until the log contains `needle` at least `count` times (or the child exits, or the
+  // timeout passes). The log accumulates over restarts.
+  bool wait_for_log(const std::string& needle, std::chrono::seconds timeout, int count = 1);
+  [[nodiscard]] int log_count(const std::string& needle) const;
 
  private:
   std::filesystem::path config_;

@@ -14,7 +14,8 @@
 #   cluster.sh tool CLASS [--dir DIR] -- ARGS...                run any Kafka tool class
 #   cluster.sh jars                                             resolve the broker jars (Maven)
 #
-# Ports: node i listens on BASE+i-1 (clients) and BASE+100+i-1 (controller). BASE defaults to 39092.
+# Ports: node i listens on BASE+i-1 (clients) and BASE+100+i-1 (controller). BASE defaults to 39092
+# (the demo); the tests use 39500, so both can run at once.
 # DIR defaults to ${TMPDIR:-/tmp}/exactly-kafka-BASE.
 set -euo pipefail
 

@@ -1,0 +1,284 @@
+#include "verify/audit.h"
+
+#include <algorithm>
+#include <charconv>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "kafka/topic_reader.h"
+
+namespace exactly::verify {
+namespace {
+
+// A gap this long or longer between input offsets of a partition starts a new run instead of
+// being filled with zero bytes: transaction markers leave gaps of one, aborted transactions
+// longer ones, compaction anything.
+constexpr std::int64_t max_dense_gap = 4096;
+
+constexpr std::size_t max_topic_length = 249;  // Kafka's limit
+
+bool is_topic_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-';
+}
+
+// A canonical non-negative decimal: digits only, no leading zero, no overflow of T.
+template <class T>
+std::optional<T> parse_number(std::string_view text) {
+  if (text.empty() || (text.size() > 1 && text.front() == '0')) return std::nullopt;
+  if (!std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  T value{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// A header value as it may be quoted in a one-line finding.
+std::string printable(std::string_view text) {
+  constexpr std::size_t limit = 64;
+  std::string out;
+  for (const char c : text.substr(0, limit)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  if (text.size() > limit) out += "...";
+  return out;
+}
+
+std::uint64_t source_key(std::int32_t output_partition, std::int32_t source_partition) {
+  return (std::uint64_t{static_cast<std::uint32_t>(output_partition)} << 32) |
+         static_cast<std::uint32_t>(source_partition);
+}
+
+}  // namespace
+
+std::optional<Lineage> parse_lineage(std::string_view text) {
+  const auto last = text.rfind('/');
+  if (last == std::string_view::npos || last == 0) return std::nullopt;
+  const auto middle = text.rfind('/', last - 1);
+  if (middle == std::string_view::npos) return std::nullopt;
+  const std::string_view topic = text.substr(0, middle);
+  if (topic.empty() || topic.size() > max_topic_length ||
+      !std::all_of(topic.begin(), topic.end(), is_topic_char)) {
+    return std::nullopt;
+  }
+  const auto partition = parse_number<std::int32_t>(text.substr(middle + 1, last - middle - 1));
+  const auto offset = parse_number<std::int64_t>(text.substr(last + 1));
+  if (!partition || !offset) return std::nullopt;
+  return Lineage{topic, *partition, *offset};
+}
+
+std::string format_lineage(std::string_view topic, std::int32_t partition, std::int64_t offset) {
+  return fmt::format("{}/{}/{}", topic, partition, offset);
+}
+
+bool Report::ok() const {
+  return missing == 0 && duplicated == 0 && order_violations == 0 && no_lineage == 0 &&
+         unknown_source == 0;
+}
+
+std::string Report::summary() const {
+  return fmt::format(
+      "inputs={} outputs={} missing={} duplicated={} order_violations={} no_lineage={} "
+      "unknown_source={}",
+      inputs, outputs, missing, duplicated, order_violations, no_lineage, unknown_source);
+}
+
+Audit::Audit(std::string input_topic) : input_topic_(std::move(input_topic)) {}
+
+void Audit::add_input(std::int32_t partition, std::int64_t offset) {
+  if (partition < 0 || offset < 0) return;  // not a record's coordinates
+  auto& runs = inputs_[partition].runs;
+  const auto mark = [this](std::uint8_t& count) {
+    if (count == 0) {
+      count = 1;
+      ++input_count_;
+    }
+  };
+  // The common case: at or after the start of the last run (records arrive in offset order).
+  if (!runs.empty() && offset >= runs.back().first) {
+    Run& run = runs.back();
+    const auto index = static_cast<std::size_t>(offset - run.first);
+    if (index < run.counts.size()) return mark(run.counts[index]);
+    if (index - run.counts.size() < static_cast<std::size_t>(max_dense_gap)) {
+      run.counts.resize(index + 1, 0);
+      return mark(run.counts[index]);
+    }
+    runs.push_back(Run{offset, {0}});
+    return mark(runs.back().counts[0]);
+  }
+  // Out of order: inside or just after an earlier run, else a run of its own.
+  const auto next = std::upper_bound(runs.begin(), runs.end(), offset,
+                                     [](std::int64_t o, const Run& run) { return o < run.first; });
+  if (next != runs.begin()) {
+    Run& run = *std::prev(next);
+    const auto index = static_cast<std::size_t>(offset - run.first);
+    if (index < run.counts.size()) return mark(run.counts[index]);
+    if (index - run.counts.size() < static_cast<std::size_t>(max_dense_gap)) {
+      // Stays below next->first (offset < next->first), so the runs remain disjoint.
+      run.counts.resize(index + 1, 0);
+      return mark(run.counts[index]);
+    }
+  }
+  const auto inserted = runs.insert(next, Run{offset, {0}});
+  mark(inserted->counts[0]);
+}
+
+std::uint8_t* Audit::find_input(std::int32_t partition, std::int64_t offset) {
+  const auto found = inputs_.find(partition);
+  if (found == inputs_.end()) return nullptr;
+  auto& runs = found->second.runs;
+  const auto next = std::upper_bound(runs.begin(), runs.end(), offset,
+                                     [](std::int64_t o, const Run& run) { return o < run.first; });
+  if (next == runs.begin()) return nullptr;
+  Run& run = *std::prev(next);
+  const auto index = static_cast<std::size_t>(offset - run.first);
+  if (index >= run.counts.size() || run.counts[index] == 0) return nullptr;
+  return &run.counts[index];
+}
+
+void Audit::note(Finding kind, std::string text) {
+  auto& list = examples_[static_cast<std::size_t>(kind)];
+  if (list.size() < Report::max_examples) list.push_back(std::move(text));
+}
+
+void Audit::add_output(std::int32_t output_partition,
+                       std::optional<std::string_view> lineage_value) {
+  ++output_count_;
+  if (!lineage_value) {
+    ++no_lineage_;
+    note(Finding::no_lineage, fmt::format("no lineage in output partition {}", output_partition));
+    return;
+  }
+  const auto lineage = parse_lineage(*lineage_value);
+  if (!lineage) {
+    ++no_lineage_;
+    note(Finding::no_lineage, fmt::format("unparsable lineage '{}' in output partition {}",
+                                          printable(*lineage_value), output_partition));
+    return;
+  }
+  std::uint8_t* count =
+      lineage->topic == input_topic_ ? find_input(lineage->partition, lineage->offset) : nullptr;
+  if (count == nullptr) {
+    ++unknown_source_;
+    note(Finding::unknown_source,
+         fmt::format("unknown source {} in output partition {}", *lineage_value, output_partition));
+    return;
+  }
+  const bool first = *count == 1;
+  if (*count == UINT8_MAX) {
+    ++saturated_[{lineage->partition, lineage->offset}];
+  } else {
+    ++*count;
+  }
+  // A duplicate counts only as a duplicate, and does not move the order mark: a later first
+  // output is compared with the first outputs before it.
+  if (!first) return;
+  const auto [last, inserted] =
+      last_source_.try_emplace(source_key(output_partition, lineage->partition), lineage->offset);
+  if (inserted) return;
+  if (lineage->offset < last->second) {
+    ++order_violations_;
+    note(Finding::order,
+         fmt::format("order violation {} after {} in output partition {}", *lineage_value,
+                     format_lineage(input_topic_, lineage->partition, last->second),
+                     output_partition));
+  }
+  last->second = lineage->offset;
+}
+
+Report Audit::finish() const {
+  Report report;
+  report.inputs = input_count_;
+  report.outputs = output_count_;
+  report.order_violations = order_violations_;
+  report.no_lineage = no_lineage_;
+  report.unknown_source = unknown_source_;
+  auto examples = examples_;
+  auto& missing = examples[static_cast<std::size_t>(Finding::missing)];
+  auto& duplicated = examples[static_cast<std::size_t>(Finding::duplicated)];
+
+  // Partitions in order, so the examples are the same from run to run.
+  std::vector<std::int32_t> partitions;
+  partitions.reserve(inputs_.size());
+  for (const auto& [partition, input] : inputs_) partitions.push_back(partition);
+  std::sort(partitions.begin(), partitions.end());
+  for (const std::int32_t partition : partitions) {
+    for (const Run& run : inputs_.at(partition).runs) {
+      for (std::size_t i = 0; i < run.counts.size(); ++i) {
+        const std::uint8_t count = run.counts[i];
+        if (count == 0 || count == 2) continue;  // not an input, or exactly one output
+        const std::int64_t offset = run.first + static_cast<std::int64_t>(i);
+        if (count == 1) {
+          ++report.missing;
+          if (missing.size() < Report::max_examples) {
+            missing.push_back(
+                fmt::format("missing {}", format_lineage(input_topic_, partition, offset)));
+          }
+          continue;
+        }
+        std::uint64_t outputs = count - 1u;
+        if (count == UINT8_MAX) {
+          if (const auto extra = saturated_.find({partition, offset}); extra != saturated_.end()) {
+            outputs += extra->second;
+          }
+        }
+        report.duplicated += outputs - 1;
+        if (duplicated.size() < Report::max_examples) {
+          duplicated.push_back(fmt::format("duplicated {} ({} outputs)",
+                                           format_lineage(input_topic_, partition, offset),
+                                           outputs));
+        }
+      }
+    }
+  }
+
+  // Take the examples in turns, so that one kind of finding cannot hide the others.
+  for (std::size_t i = 0; i < Report::max_examples; ++i) {
+    for (auto& list : examples) {
+      if (i < list.size() && report.examples.size() < Report::max_examples) {
+        report.examples.push_back(std::move(list[i]));
+      }
+    }
+  }
+  return report;
+}
+
+std::variant<Report, std::string> audit_topics(const AuditOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  if (options.input_topic == options.output_topic) {
+    return fmt::format("the input and output topic are the same ('{}')", options.input_topic);
+  }
+  const auto deadline = Clock::now() + options.timeout;
+  const auto left = [&deadline] {
+    return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
+                    std::chrono::milliseconds{0});
+  };
+
+  Audit audit{options.input_topic};
+  kafka::ReadOptions read{options.bootstrap_servers, options.input_topic, options.properties,
+                          left()};
+  if (auto error = kafka::read_topic(read, [&audit](const kafka::ReadRecord& record) {
+        audit.add_input(record.partition, record.offset);
+      })) {
+    return fmt::format("reading the input topic '{}': {}", options.input_topic, *error);
+  }
+
+  read.topic = options.output_topic;
+  read.timeout = left();
+  if (auto error = kafka::read_topic(read, [&audit](const kafka::ReadRecord& record) {
+        std::optional<std::string_view> lineage;
+        for (const auto& header : record.headers) {
+          if (header.name == lineage_header) {
+            lineage = header.value.value_or(std::string_view{});  // a null value: unparsable
+            break;
+          }
+        }
+        audit.add_output(record.partition, lineage);
+      })) {
+    return fmt::format("reading the output topic '{}': {}", options.output_topic, *error);
+  }
+  return audit.finish();
+}
+
+}  // namespace exactly::verify

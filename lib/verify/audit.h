@@ -1,0 +1,118 @@
+// The exactly-once audit: every input record is reflected in the output exactly once, in order
+// per partition, proven from the lineage header each output carries (DESIGN.md item 9).
+//
+// Audit is pure bookkeeping (no Kafka); audit_topics feeds it from both topics, read_committed.
+// Memory is one byte per input offset, so tens of millions of records stay cheap.
+#pragma once
+
+#include <chrono>
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace exactly::verify {
+
+inline constexpr std::string_view lineage_header = "exactly.lineage";
+
+struct Lineage {
+  std::string_view topic;
+  std::int32_t partition = 0;
+  std::int64_t offset = 0;
+
+  friend bool operator==(const Lineage&, const Lineage&) = default;
+};
+
+// Parses "{topic}/{partition}/{offset}" as format_lineage writes it: a legal Kafka topic name
+// (1-249 of [a-zA-Z0-9._-]), then two canonical non-negative decimals (no sign, no leading
+// zero, no overflow). nullopt for anything else. The topic views `text`.
+[[nodiscard]] std::optional<Lineage> parse_lineage(std::string_view text);
+
+[[nodiscard]] std::string format_lineage(std::string_view topic, std::int32_t partition,
+                                         std::int64_t offset);
+
+struct Report {
+  std::uint64_t inputs = 0;            // input records read
+  std::uint64_t outputs = 0;           // output records read
+  std::uint64_t missing = 0;           // inputs with no output
+  std::uint64_t duplicated = 0;        // outputs beyond the first of one input
+  std::uint64_t order_violations = 0;  // first outputs that came after a later input's
+  std::uint64_t no_lineage = 0;        // outputs without a (parsable) lineage header
+  std::uint64_t unknown_source = 0;    // outputs whose lineage names no input record
+  // Up to max_examples concrete findings, e.g. "missing payments/2/1234".
+  std::vector<std::string> examples;
+
+  static constexpr std::size_t max_examples = 10;
+
+  [[nodiscard]] bool ok() const;
+  // "inputs=N outputs=N missing=N duplicated=N order_violations=N no_lineage=N unknown_source=N"
+  [[nodiscard]] std::string summary() const;
+};
+
+class Audit {
+ public:
+  explicit Audit(std::string input_topic);
+
+  // Every input must be added before the first output (as audit_topics does): an output is
+  // judged against the inputs known when it is added. Within a partition, increasing offsets are
+  // the cheap path; any order works. Adding the same input twice counts it once.
+  void add_input(std::int32_t partition, std::int64_t offset);
+
+  // One output record, in the order read from `output_partition`. `lineage_value`: the lineage
+  // header's value, nullopt if it has none. The view is not kept.
+  void add_output(std::int32_t output_partition, std::optional<std::string_view> lineage_value);
+
+  [[nodiscard]] Report finish() const;
+
+ private:
+  // A dense run of input offsets [first, first + counts.size()). A count byte is 0 for an offset
+  // that is not an input (a transaction marker, an aborted record), else 1 + the outputs seen of
+  // that input, saturating at 255 (the excess is kept in Audit::saturated_).
+  struct Run {
+    std::int64_t first = 0;
+    std::vector<std::uint8_t> counts;
+  };
+  struct InputPartition {
+    std::vector<Run> runs;  // sorted by first, disjoint
+  };
+  enum class Finding : std::size_t { missing, duplicated, order, no_lineage, unknown_source };
+  static constexpr std::size_t finding_kinds = 5;
+
+  // The count byte of an input record, or null if that offset is not an input.
+  [[nodiscard]] std::uint8_t* find_input(std::int32_t partition, std::int64_t offset);
+  void note(Finding kind, std::string text);
+
+  std::string input_topic_;
+  std::unordered_map<std::int32_t, InputPartition> inputs_;
+  std::uint64_t input_count_ = 0;
+  std::uint64_t output_count_ = 0;
+  std::uint64_t order_violations_ = 0;
+  std::uint64_t no_lineage_ = 0;
+  std::uint64_t unknown_source_ = 0;
+  // Outputs beyond 254 of one input, by (partition, offset): rare enough for a map.
+  std::map<std::pair<std::int32_t, std::int64_t>, std::uint64_t> saturated_;
+  // (output partition, source partition) -> source offset of the last first output seen there.
+  std::unordered_map<std::uint64_t, std::int64_t> last_source_;
+  // Examples found while adding outputs, at most Report::max_examples per kind.
+  std::array<std::vector<std::string>, finding_kinds> examples_;
+};
+
+struct AuditOptions {
+  std::string bootstrap_servers;
+  std::string input_topic;
+  std::string output_topic;
+  std::vector<std::pair<std::string, std::string>> properties;  // extra librdkafka properties
+  std::chrono::milliseconds timeout{120000};                     // bounds both reads together
+};
+
+// Reads the input topic, then the output topic, both read_committed up to their ends as of each
+// read, and audits them. The string: why a topic could not be read.
+[[nodiscard]] std::variant<Report, std::string> audit_topics(const AuditOptions& options);
+
+}  // namespace exactly::verify
