@@ -4,7 +4,6 @@
 //   exactly produce-sample --config FILE --count N [--start I]
 //   exactly verify --config FILE | --bootstrap-servers B --input T --output T
 //   exactly create-topics --config FILE --partitions N [--replication-factor R]
-#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
@@ -21,6 +20,7 @@
 #include "exactly/version.h"
 #include "kafka/admin.h"
 #include "kafka/plain_producer.h"
+#include "ops/signals.h"
 #include "sample/payments.h"
 #include "transforms/transform.h"
 #include "verify/audit.h"
@@ -31,19 +31,6 @@ using exactly::engine::exit_failure;
 using exactly::engine::exit_ok;
 
 namespace {
-
-std::atomic<int> g_signals{0};
-static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs a lock-free counter");
-
-extern "C" void on_signal(int /*signo*/) { g_signals.fetch_add(1); }
-
-void install_signal_handlers() {
-  struct sigaction action {};
-  action.sa_handler = on_signal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGINT, &action, nullptr);
-}
 
 void setup_logging(const std::string& level) {
   auto logger = spdlog::stderr_color_mt("exactly");
@@ -105,11 +92,12 @@ int cmd_run(const po::variables_map& vm) {
     spdlog::error("refusing to start: transform '{}': {}", config->transform.name, created.error);
     return exit_config;
   }
-  install_signal_handlers();
+  const auto& signals = exactly::ops::install_signal_handlers();
   spdlog::info("exactly {} starting: config {}, transform '{}'", exactly::version, config->source,
                config->transform.name);
+  exactly::ops::ShutdownGuard guard(signals, config->shutdown_timeout);
   exactly::engine::Engine engine(*config, *created.transform);
-  return engine.run(g_signals);
+  return engine.run(signals);
 }
 
 int cmd_produce_sample(const po::variables_map& vm) {

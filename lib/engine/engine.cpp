@@ -122,6 +122,7 @@ int Engine::startup_checks() {
 }
 
 int Engine::run(const std::atomic<int>& signals) {
+  signals_ = &signals;
   std::string error;
   consumer_ = kafka::Consumer::create(consumer_properties(config_), config_.pipeline.input_topic,
                                       *this, error);
@@ -326,11 +327,11 @@ Engine::Outcome Engine::commit_one(Partition& p, const kafka::GroupMetadata& gro
   do {
     e = p.producer->send_offsets_to_transaction(config_.pipeline.input_topic, p.number, p.position,
                                                 group, bound(config_.transactions.commit_timeout, deadline));
-  } while (e.kind() == kafka::ErrorKind::retriable && Clock::now() < deadline);
+  } while (e.kind() == kafka::ErrorKind::retriable && Clock::now() < deadline && !hard_stop());
   if (!e) {
     do {
       e = p.producer->commit_transaction(bound(config_.transactions.commit_timeout, deadline));
-    } while (e.kind() == kafka::ErrorKind::retriable && Clock::now() < deadline);
+    } while (e.kind() == kafka::ErrorKind::retriable && Clock::now() < deadline && !hard_stop());
   }
   if (!e) return Outcome::committed;
   spdlog::warn("{}: commit of offsets [{}, {}) failed: {}", p.producer->transactional_id(),
@@ -392,7 +393,7 @@ void Engine::abort_and_rewind(Partition& p, const char* why, Clock::time_point d
     kafka::Error e;
     do {
       e = p.producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline));
-    } while (e.kind() == kafka::ErrorKind::retriable && Clock::now() < deadline);
+    } while (e.kind() == kafka::ErrorKind::retriable && Clock::now() < deadline && !hard_stop());
     p.in_transaction = false;
     counters_.aborted.fetch_add(1, std::memory_order_relaxed);
     if (e) {
@@ -437,9 +438,10 @@ void Engine::recreate(Partition& p, const kafka::Error& cause) {
   if (p.in_transaction) counters_.aborted.fetch_add(1, std::memory_order_relaxed);
   p.in_transaction = false;
   p.producer.reset();
-  counters_.producers_recreated.fetch_add(1, std::memory_order_relaxed);
   pause_for_backoff(p);
-  if (stop_code_) return;
+  // Shutting down or stopping: the partition stays uncommitted for its next owner to redo.
+  if (stop_code_ || stopping_ || hard_stop()) return;
+  counters_.producers_recreated.fetch_add(1, std::memory_order_relaxed);
 
   std::string error;
   const auto deadline = Clock::now() + config_.transactions.init_timeout * 2;
@@ -538,6 +540,7 @@ void Engine::on_revoke(std::span<const std::int32_t> numbers, bool lost) {
 
 void Engine::abort_all(Clock::time_point deadline) {
   for (Partition* p : open_transactions()) {
+    if (!p->producer) continue;
     (void)p->producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline));
     p->in_transaction = false;
     counters_.aborted.fetch_add(1, std::memory_order_relaxed);
@@ -545,6 +548,7 @@ void Engine::abort_all(Clock::time_point deadline) {
 }
 
 int Engine::shutdown(const std::atomic<int>& signals, int code) {
+  stopping_ = true;
   const auto deadline = Clock::now() + config_.shutdown_timeout;
   if (signals.load() > 0) spdlog::info("signal received: committing what is open, then leaving");
   // Stop fetching: nothing new is processed from here on.
@@ -552,7 +556,11 @@ int Engine::shutdown(const std::atomic<int>& signals, int code) {
   if (!open.empty()) commit(open, deadline, "shutdown");
   if (signals.load() > 1) {
     spdlog::warn("second signal: aborting open transactions and exiting");
-    abort_all(Clock::now() + 5s);
+    // One short try each: the next owner's init_transactions aborts whatever this leaves open.
+    for (Partition* p : open_transactions()) {
+      if (p->producer) (void)p->producer->abort_transaction(1s);
+      p->in_transaction = false;
+    }
     return exit_second_signal;
   }
   // Anything still open here failed to commit: abort it so it never lingers.

@@ -117,6 +117,8 @@ class Engine final : public kafka::RebalanceHandler {
   void abort_all(Clock::time_point deadline);
   std::vector<Partition*> open_transactions();
   int shutdown(const std::atomic<int>& signals, int code);
+  // A second signal: stop retrying, abort, exit.
+  [[nodiscard]] bool hard_stop() const { return signals_ != nullptr && signals_->load() > 1; }
   void fail(std::string message, int code);
 
   const config::Config& config_;
@@ -135,6 +137,8 @@ class Engine final : public kafka::RebalanceHandler {
 
   EngineCounters counters_;
   CommitHook commit_hook_;
+  const std::atomic<int>* signals_ = nullptr;
+  bool stopping_ = false;  // shutdown() has begun
   std::optional<int> stop_code_;  // set when the loop must end (fatal, transform failure)
   std::string stop_reason_;
   Clock::time_point last_report_{};

@@ -223,8 +223,14 @@ bool Consumer::close(std::chrono::steady_clock::time_point deadline) {
   while (rd_kafka_consumer_closed(rk_) == 0) {
     const auto left = deadline - std::chrono::steady_clock::now();
     if (left <= std::chrono::milliseconds{0}) return false;
-    rd_kafka_queue_poll_callback(queue.get(),
-                                 std::min(100, timeout_ms(left)));
+    // The event API, not rd_kafka_queue_poll_callback: messages fetched before the close arrive on
+    // this queue too and cannot be served by callback (librdkafka asserts). The rebalance callback
+    // still runs from inside this poll; whatever else comes is dropped.
+    EventHandle event{rd_kafka_queue_poll(queue.get(), std::min(100, timeout_ms(left)))};
+    if (event && rd_kafka_event_type(event.get()) == RD_KAFKA_EVENT_REBALANCE) {
+      handle_rebalance(static_cast<int>(rd_kafka_event_error(event.get())),
+                       rd_kafka_event_topic_partition_list(event.get()));
+    }
   }
   return true;
 }

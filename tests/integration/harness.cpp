@@ -29,6 +29,15 @@ std::string bootstrap() {
   return EXACTLY_TEST_BOOTSTRAP;
 }
 
+int cluster(const std::vector<std::string>& args) {
+  const char* env = std::getenv("EXACTLY_TEST_CLUSTER_DIR");
+  std::string command = EXACTLY_TEST_CLUSTER_SCRIPT;
+  for (const auto& a : args) command += " '" + a + "'";
+  command += fmt::format(" --dir '{}'", env != nullptr ? env : EXACTLY_TEST_CLUSTER_DIR);
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 std::string unique_name(const std::string& prefix) {
   static std::atomic<int> counter{0};
   std::random_device rd;
@@ -62,6 +71,21 @@ void produce_payments(const std::string& topic, std::uint64_t start, std::uint64
     REQUIRE_MESSAGE(!e, e.describe());
   }
   auto e = producer->flush(std::chrono::seconds{120});
+  REQUIRE_MESSAGE(!e, e.describe());
+}
+
+void produce_raw(const std::string& topic, std::int32_t partition, const std::string& key,
+                 const std::string& value) {
+  std::string error;
+  auto producer = kafka::PlainProducer::create({{"bootstrap.servers", bootstrap()}}, topic, error);
+  REQUIRE_MESSAGE(producer, error);
+  kafka::ProduceRecord record;
+  record.key = key;
+  record.value = value;
+  record.partition = partition;
+  auto e = producer->produce(record);
+  REQUIRE_MESSAGE(!e, e.describe());
+  e = producer->flush(std::chrono::seconds{30});
   REQUIRE_MESSAGE(!e, e.describe());
 }
 
@@ -125,7 +149,16 @@ Service::~Service() {
   }
 }
 
-void Service::start() {
+void Service::start() { spawn({"run", "--config", config_.string()}); }
+
+int Service::run_to_end(const std::vector<std::string>& args, std::chrono::seconds timeout) {
+  spawn(args);
+  const auto code = wait(timeout);
+  REQUIRE_MESSAGE(code.has_value(), "exactly did not exit in time");
+  return *code;
+}
+
+void Service::spawn(const std::vector<std::string>& args) {
   REQUIRE(pid_ <= 0);
   exit_code_.reset();
   posix_spawn_file_actions_t actions;
@@ -134,11 +167,12 @@ void Service::start() {
                                    O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   std::string binary = EXACTLY_BINARY;
-  std::string run = "run";
-  std::string flag = "--config";
-  std::string file = config_.string();
-  char* argv[] = {binary.data(), run.data(), flag.data(), file.data(), nullptr};
-  const int rc = posix_spawn(&pid_, binary.c_str(), &actions, nullptr, argv, environ);
+  std::vector<std::string> owned{binary};
+  owned.insert(owned.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : owned) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const int rc = posix_spawn(&pid_, binary.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   REQUIRE_MESSAGE(rc == 0, "cannot start " << binary);
 }

@@ -18,6 +18,9 @@ namespace exactly::test {
 
 std::string bootstrap();
 
+// Runs `cluster.sh ARGS... --dir <the test cluster>` (e.g. {"node", "pause", "1"}); its exit code.
+int cluster(const std::vector<std::string>& args);
+
 // A name no earlier run used: prefix-<pid>-<counter>-<random>.
 std::string unique_name(const std::string& prefix);
 
@@ -28,6 +31,10 @@ void create_topic(const std::string& name, int partitions);
 
 // Writes payment events [start, start + count) to `topic` (keys are the payment ids).
 void produce_payments(const std::string& topic, std::uint64_t start, std::uint64_t count);
+
+// Writes one record with this value (and key) to a partition of `topic`.
+void produce_raw(const std::string& topic, std::int32_t partition, const std::string& key,
+                 const std::string& value);
 
 // A config file for a pipeline between the two topics; `extra` is appended TOML.
 std::filesystem::path write_config(const std::filesystem::path& dir, const std::string& input,
@@ -51,6 +58,8 @@ class Service {
   Service& operator=(const Service&) = delete;
 
   void start();
+  // `exactly ARGS...` run to completion; its exit code. The output goes to the log.
+  int run_to_end(const std::vector<std::string>& args, std::chrono::seconds timeout);
   void signal(int signo);
   // Waits for the exit; its code, or nullopt on timeout. -signo when killed by a signal.
   std::optional<int> wait(std::chrono::seconds timeout);
@@ -67,6 +76,7 @@ class Service {
   pid_t pid_ = -1;
   std::optional<int> exit_code_;  // set when the child was reaped
   void reaped(int status);
+  void spawn(const std::vector<std::string>& args);
 };
 
 }  // namespace exactly::test

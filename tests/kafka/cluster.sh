@@ -96,6 +96,7 @@ transaction.state.log.replication.factor=$rf
 transaction.state.log.min.isr=$isr
 transaction.state.log.num.partitions=6
 group.initial.rebalance.delay.ms=0
+group.min.session.timeout.ms=1000
 transaction.abort.timed.out.transaction.cleanup.interval.ms=2000
 transaction.remove.expired.transaction.cleanup.interval.ms=60000
 log.flush.interval.messages=9223372036854775807
@@ -133,7 +134,11 @@ wait_ready() { # the cluster answers metadata requests with every node registere
   local deadline=$((SECONDS + ready_timeout)) n=$1 out
   while [ $SECONDS -lt $deadline ]; do
     for ((i = 1; i <= n; i++)); do
-      node_alive "$i" || { tail -n 30 "$dir/node$i/stdout.log" >&2 || true; die "node $i exited during start"; }
+      if ! node_alive "$i"; then
+        tail -n 20 "$dir/node$i/stdout.log" >&2 || true
+        grep -m 5 -A 2 ERROR "$dir/node$i/server.log" >&2 || true
+        die "node $i exited during start"
+      fi
     done
     if out=$(java_run org.apache.kafka.tools.BrokerApiVersionsCommand \
                --bootstrap-server "$(cat "$dir/bootstrap")" 2>/dev/null); then

@@ -1,0 +1,146 @@
+// Failures that must stop the service without losing or duplicating anything: a failing transform,
+// a start-up refusal, a second signal.
+#include <signal.h>
+
+#include <fstream>
+#include <thread>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include "harness.h"
+#include "kafka/topic_reader.h"
+#include "verify/audit.h"
+
+using namespace std::chrono_literals;
+using namespace exactly;
+
+namespace {
+
+// Source offsets of every output, read back with read_committed.
+std::vector<std::int64_t> output_sources(const std::string& output) {
+  std::vector<std::int64_t> offsets;
+  kafka::ReadOptions read;
+  read.bootstrap_servers = test::bootstrap();
+  read.topic = output;
+  auto error = kafka::read_topic(read, [&](const kafka::ReadRecord& r) {
+    for (const auto& h : r.headers) {
+      if (h.name == verify::lineage_header && h.value) {
+        if (auto lineage = verify::parse_lineage(*h.value)) offsets.push_back(lineage->offset);
+      }
+    }
+  });
+  REQUIRE_MESSAGE(!error, error.value_or(""));
+  return offsets;
+}
+
+}  // namespace
+
+TEST_CASE("a failing transform stops the service and its range is never committed") {
+  const auto dir = test::temp_dir("transform-failure");
+  const auto input = test::unique_name("in");
+  const auto output = test::unique_name("out");
+  test::create_topic(input, 1);
+  test::create_topic(output, 1);
+  test::produce_payments(input, 0, 500);
+  test::produce_raw(input, 0, "bad", "this is not JSON");  // offset 500
+  test::produce_payments(input, 500, 500);
+
+  test::Service service(test::write_config(dir, input, output, test::unique_name("group"),
+                                           "[transform]\nname = \"payment-enricher\"\n"),
+                        dir / "service.log");
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    CAPTURE(attempt);
+    service.start();
+    const auto code = service.wait(120s);
+    INFO(service.log_text());
+    REQUIRE(code.has_value());
+    CHECK(*code == 3);
+    CHECK(service.log_count(fmt::format("error transform 'payment-enricher' failed on {} [0] at "
+                                        "offset 500: value is not valid JSON",
+                                        input)) == attempt);
+    CHECK(service.log_count("exiting with code 3") == attempt);
+    // Whatever was committed lies before the failing record, once each and in order.
+    const auto sources = output_sources(output);
+    CHECK(sources.size() <= 500);
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      if (sources[i] != static_cast<std::int64_t>(i)) {
+        FAIL("output " << i << " comes from offset " << sources[i]);
+      }
+    }
+  }
+}
+
+TEST_CASE("start-up refuses a missing topic and a bad config with exit code 2") {
+  const auto dir = test::temp_dir("refusal");
+  const auto output = test::unique_name("out");
+  test::create_topic(output, 1);
+  const auto missing = test::unique_name("missing");
+  test::Service service(test::write_config(dir, missing, output, test::unique_name("group")),
+                        dir / "service.log");
+  service.start();
+  auto code = service.wait(60s);
+  INFO(service.log_text());
+  REQUIRE(code.has_value());
+  CHECK(*code == 2);
+  CHECK(service.log_count(fmt::format("input topic '{}'", missing)) >= 1);
+
+  const auto bad = dir / "bad.toml";
+  {
+    std::ofstream out(bad);
+    out << "[kafka]\nbootstrap_servers = 42\n[pipeline]\ninput_topic = \"a\"\noutput_topic = \"b\"\n"
+           "group_id = \"g\"\n[librdkafka.consumer]\n\"isolation.level\" = \"read_uncommitted\"\n";
+  }
+  test::Service checker(bad, dir / "bad.log");
+  CHECK(checker.run_to_end({"run", "--config", bad.string()}, 30s) == 2);
+  const auto text = checker.log_text();
+  INFO(text);
+  CHECK(text.find(fmt::format("{}:2:", bad.string())) != std::string::npos);
+  CHECK(text.find(fmt::format("{}:8:", bad.string())) != std::string::npos);
+  CHECK(text.find("isolation.level") != std::string::npos);
+}
+
+TEST_CASE("a second signal stops a shutdown stuck on a paused broker, and nothing is lost") {
+  const auto dir = test::temp_dir("second-signal");
+  const auto input = test::unique_name("in");
+  const auto output = test::unique_name("out");
+  test::create_topic(input, 4);
+  test::create_topic(output, 4);
+  constexpr std::uint64_t total = 50000;
+  test::produce_payments(input, 0, total);
+  test::Service service(
+      test::write_config(dir, input, output, test::unique_name("group"),
+                         "[transactions]\ncommit_interval_ms = 5000\ncommit_timeout_ms = 2000\n"
+                         "timeout_ms = 60000\n[shutdown]\ntimeout_ms = 60000\n"),
+      dir / "service.log");
+  service.start();
+  REQUIRE(service.wait_for_log("ready, starting at offset", 60s, 4));
+  std::this_thread::sleep_for(500ms);  // transactions are open: the commit interval is 5 s
+
+  // With the broker frozen, the first signal's commit cannot finish; the second ends it.
+  REQUIRE(test::cluster({"node", "pause", "1"}) == 0);
+  struct Resume {
+    ~Resume() { test::cluster({"node", "resume", "1"}); }
+  } resume;
+  service.signal(SIGTERM);
+  REQUIRE(service.wait_for_log("signal received", 10s));
+  std::this_thread::sleep_for(1s);
+  service.signal(SIGTERM);
+  auto code = service.wait(30s);
+  REQUIRE(test::cluster({"node", "resume", "1"}) == 0);
+  INFO(service.log_text());
+  REQUIRE(code.has_value());
+  CHECK(*code == 130);
+
+  service.start();
+  const auto progress = test::wait_for_outputs(input, output, total, 180s);
+  CHECK(progress.missing == 0);
+  service.signal(SIGTERM);
+  code = service.wait(60s);
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+  const auto report = test::audit(input, output);
+  INFO(report.summary());
+  CHECK(report.ok());
+  CHECK(report.outputs == total);
+}
