@@ -22,6 +22,8 @@
 #include <fmt/format.h>
 
 #include "config/schema.h"
+#include "config/toml_type_name.h"
+#include "kafka/config_secrets.h"
 #include "kafka/properties.h"
 
 namespace exactly::config {
@@ -47,21 +49,7 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-std::string_view type_name(const toml::node& node) {
-  switch (node.type()) {
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a float";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::date: return "a date";
-    case toml::node_type::time: return "a time";
-    case toml::node_type::date_time: return "a date-time";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::table: return "a table";
-    case toml::node_type::none: break;
-  }
-  return "nothing";
-}
+std::string_view type_name(const toml::node& node) { return toml_type_name(node.type()); }
 
 std::string_view type_name(schema::Type type) {
   switch (type) {
@@ -910,13 +898,7 @@ std::string format_problems(const std::vector<Problem>& problems) {
 }
 
 bool is_secret_property(std::string_view name) {
-  static constexpr std::string_view markers[] = {
-      "password", "secret", "sasl.oauthbearer.config", "ssl.key.pem", "ssl_key", "ssl.keystore",
-      "token",
-  };
-  const std::string n = lower(name);
-  return std::any_of(std::begin(markers), std::end(markers),
-                     [&](std::string_view m) { return n.find(m) != std::string::npos; });
+  return kafka::is_secret_property_name(lower(name));
 }
 
 std::string loggable_value(std::string_view name, std::string_view value) {

@@ -5,8 +5,9 @@
 namespace exactly::kafka {
 
 bool is_secret_property_name(std::string_view name) {
-  static constexpr std::array<std::string_view, 6> markers = {
-      "password", "secret", "sasl.oauthbearer.config", "ssl.key.pem", "ssl_key", "token"};
+  static constexpr std::array<std::string_view, 7> markers = {
+      "password", "secret", "sasl.oauthbearer.config", "ssl.key.pem", "ssl_key", "ssl.keystore",
+      "token"};
   for (const auto marker : markers) {
     if (name.find(marker) != std::string_view::npos) return true;
   }

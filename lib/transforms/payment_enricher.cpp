@@ -16,6 +16,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "config/toml_type_name.h"
+
 namespace exactly::transforms {
 namespace {
 
@@ -37,21 +39,7 @@ constexpr std::int64_t epoch_ms(std::chrono::sys_days day) {
 constexpr std::int64_t earliest_ms = epoch_ms(std::chrono::year{0} / 1 / 1);
 constexpr std::int64_t latest_ms = epoch_ms(std::chrono::year{10000} / 1 / 1) - 1;
 
-std::string_view toml_type_name(toml::node_type type) {
-  switch (type) {
-    case toml::node_type::none: return "nothing";
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a float";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::date: return "a date";
-    case toml::node_type::time: return "a time";
-    case toml::node_type::date_time: return "a date-time";
-  }
-  return "an unknown type";
-}
+using config::toml_type_name;
 
 CreateResult config_error(std::string message) {
   return {nullptr, fmt::format("{}: {}", PaymentEnricher::name, message)};

@@ -100,7 +100,7 @@ TEST_CASE("start-up refuses a missing topic and a bad config with exit code 2") 
   CHECK(text.find("isolation.level") != std::string::npos);
 }
 
-TEST_CASE("a second signal stops a shutdown stuck on a paused broker, and nothing is lost") {
+TEST_CASE("a second signal stops a shutdown stuck on a paused broker and nothing is lost") {
   const auto dir = test::temp_dir("second-signal");
   const auto input = test::unique_name("in");
   const auto output = test::unique_name("out");
@@ -111,11 +111,13 @@ TEST_CASE("a second signal stops a shutdown stuck on a paused broker, and nothin
   test::Service service(
       test::write_config(dir, input, output, test::unique_name("group"),
                          "[transactions]\ncommit_interval_ms = 5000\ncommit_timeout_ms = 2000\n"
-                         "timeout_ms = 60000\n[shutdown]\ntimeout_ms = 60000\n"),
+                         "max_records = 1000000\nmax_bytes = 1000000000\ntimeout_ms = 60000\n"
+                         "[shutdown]\ntimeout_ms = 60000\n" + std::string{test::fast_group}),
       dir / "service.log");
   service.start();
   REQUIRE(service.wait_for_log("ready, starting at offset", 60s, 4));
-  std::this_thread::sleep_for(500ms);  // transactions are open: the commit interval is 5 s
+  // Transactions are open and none is due: the commit interval is 5 s, the size limits are high.
+  std::this_thread::sleep_for(500ms);
 
   // With the broker frozen, the first signal's commit cannot finish; the second ends it.
   REQUIRE(test::cluster({"node", "pause", "1"}) == 0);

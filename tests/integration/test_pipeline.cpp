@@ -21,13 +21,6 @@ using namespace exactly;
 
 namespace {
 
-// Fast group membership changes for tests that kill members: a dead member leaves the group after
-// 2 s instead of librdkafka's default 45 s (the test cluster allows sessions from 1 s).
-constexpr const char* fast_group = R"(
-[librdkafka.consumer]
-"session.timeout.ms" = 2000
-"heartbeat.interval.ms" = 300
-)";
 
 void check_exactly_once(const verify::Report& report, std::uint64_t inputs) {
   INFO(report.summary());
@@ -87,7 +80,7 @@ TEST_CASE("kill -9 at random moments loses nothing and duplicates nothing") {
 
   test::Service service(
       test::write_config(dir, input, output, test::unique_name("group"),
-                         std::string{"[transform]\nname = \"payment-enricher\"\n"} + fast_group),
+                         std::string{"[transform]\nname = \"payment-enricher\"\n"} + test::fast_group),
       dir / "service.log");
   std::mt19937 random{std::random_device{}()};
   std::uniform_int_distribution<int> pause_ms(200, 3000);
@@ -214,8 +207,8 @@ TEST_CASE("two instances share the partitions and a stopped one hands over witho
   constexpr std::uint64_t total = 100000;
   test::produce_payments(input, 0, total / 2);
 
-  test::Service a(test::write_config(dir_a, input, output, group, fast_group), dir_a / "service.log");
-  test::Service b(test::write_config(dir_b, input, output, group, fast_group), dir_b / "service.log");
+  test::Service a(test::write_config(dir_a, input, output, group, test::fast_group), dir_a / "service.log");
+  test::Service b(test::write_config(dir_b, input, output, group, test::fast_group), dir_b / "service.log");
   a.start();
   REQUIRE(a.wait_for_log("ready, starting at offset", 60s));
   b.start();
