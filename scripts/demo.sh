@@ -29,9 +29,16 @@ $exactly produce-sample --config $config --count "$count"
 echo "== running the payment enricher (log: $state/service.log)"
 $exactly run --config $config >>"$state/service.log" 2>&1 &
 service=$!
-sleep "${KILL_AFTER:-3}"
-echo "== kill -9 of the running service (pid $service), mid-stream"
+# Kill it as soon as part of the output is committed.
+outputs=0
+for _ in $(seq 1 300); do
+  outputs=$({ $exactly verify --config $config 2>/dev/null || true; } |
+            sed -n 's/.* outputs=\([0-9]*\).*/\1/p' | head -n 1)
+  [ "${outputs:-0}" -gt 0 ] && break
+  sleep 0.2
+done
 kill -9 "$service"; wait "$service" 2>/dev/null || true
+echo "== kill -9 of the running service (pid $service) with ${outputs:-0} of $count outputs committed"
 $exactly run --config $config >>"$state/service.log" 2>&1 &
 service=$!
 echo "== restarted (pid $service); waiting for it to catch up"
