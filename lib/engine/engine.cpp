@@ -28,6 +28,11 @@ std::chrono::milliseconds bound(std::chrono::milliseconds call, Clock::time_poin
   return std::min(call, left_until(deadline));
 }
 
+// Between two tries of a call that failed retriably: never a busy loop.
+void retry_pause(Clock::time_point deadline) {
+  std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(50ms, left_until(deadline)));
+}
+
 void append(kafka::Properties& to, const kafka::Properties& from) {
   to.insert(to.end(), from.begin(), from.end());
 }
@@ -62,6 +67,10 @@ kafka::Properties producer_properties(const config::Config& config) {
       // The Java client's partitioner, so a key lands where other producers put it.
       {"partitioner", "murmur2_random"},
       {"linger.ms", "5"},
+      // Right after a commit the broker may still be writing markers; the next transaction's first
+      // request then gets CONCURRENT_TRANSACTIONS and waits this long (100 ms by default, as long
+      // as a whole default commit interval).
+      {"retry.backoff.ms", "20"},
   };
   append(props, config.librdkafka_common);
   append(props, config.librdkafka_producer);
@@ -94,6 +103,14 @@ void Engine::fail(std::string message, int code) {
 int Engine::startup_checks() {
   if (auto problem = check_limits(limits_)) {
     spdlog::error("refusing to start: {}", *problem);
+    return exit_config;
+  }
+  if (config_.transactions.commit_timeout * 2 > config_.transactions.timeout) {
+    spdlog::error(
+        "refusing to start: transactions.commit_timeout_ms ({} ms) must be at most half of "
+        "transactions.timeout_ms ({} ms), so a commit can finish before the broker expires the "
+        "transaction",
+        config_.transactions.commit_timeout.count(), config_.transactions.timeout.count());
     return exit_config;
   }
   int input_partitions = 0;
@@ -216,7 +233,14 @@ void Engine::process(kafka::Message& message) {
   if (status.code == transforms::StatusCode::skip) {
     counters_.skipped.fetch_add(1, std::memory_order_relaxed);
   } else if (kafka::Error e = produce_outputs(p, message)) {
-    if (e.kind() == kafka::ErrorKind::fatal) {
+    if (e.record_rejected()) {
+      // Retrying cannot help: stop like a failing transform, without committing this range.
+      abort_and_rewind(p, "output rejected", Clock::now() + config_.transactions.commit_timeout);
+      fail(fmt::format("an output of {} [{}] at offset {} cannot be produced to '{}': {}",
+                       message.topic(), p.number, offset, config_.pipeline.output_topic,
+                       e.describe()),
+           exit_transform);
+    } else if (e.kind() == kafka::ErrorKind::fatal) {
       recreate(p, e);
     } else {
       abort_and_rewind(p, "produce failed", Clock::now() + config_.transactions.commit_timeout);
@@ -225,7 +249,6 @@ void Engine::process(kafka::Message& message) {
   }
   p.position = offset + 1;
   p.records += 1;
-  p.bytes += static_cast<std::int64_t>(message.size());
   if (p.records >= limits_.max_records || p.bytes >= limits_.max_bytes) {
     Partition* one[] = {&p};
     commit(one, Clock::now() + config_.transactions.commit_timeout, "size");
@@ -257,6 +280,9 @@ kafka::Error Engine::produce_outputs(Partition& p, const kafka::Message& message
       spdlog::warn("{}: produce failed: {}", p.producer->transactional_id(), e.describe());
       return e;
     }
+    // max_bytes bounds what the transaction writes.
+    p.bytes += static_cast<std::int64_t>((out.key ? out.key->size() : 0) +
+                                         (out.value ? out.value->size() : 0));
     counters_.produced.fetch_add(1, std::memory_order_relaxed);
   }
   return {};
@@ -265,7 +291,11 @@ kafka::Error Engine::produce_outputs(Partition& p, const kafka::Message& message
 void Engine::tick(Clock::time_point now) {
   std::vector<Partition*> due_commit;
   for (auto& [number, p] : partitions_) {
-    if (p.paused && now >= p.resume_at) {
+    if (p.needs_producer && now >= p.reinit_at) {
+      reinit(p);
+      if (stop_code_) return;
+    }
+    if (p.paused && !p.needs_producer && now >= p.resume_at) {
       // The rewind: seek while still paused, then resume (never resume an unpaused partition).
       const std::int64_t to = p.position != kafka::offset_invalid ? p.position : kafka::offset_beginning;
       if (kafka::Error e = consumer_->seek(p.number, to, config_.transactions.commit_timeout)) {
@@ -316,38 +346,59 @@ std::vector<Engine::Partition*> Engine::open_transactions() {
   return open;
 }
 
-Engine::Outcome Engine::commit_one(Partition& p, const kafka::GroupMetadata& group,
-                                   Clock::time_point deadline) {
+std::pair<Engine::Outcome, kafka::Error> Engine::commit_one(Partition& p,
+                                                           const kafka::GroupMetadata& group,
+                                                           Clock::time_point deadline) {
+  // Called concurrently for different partitions: touches only p and p's producer.
   if (commit_hook_ && !commit_hook_(p.number, p.range_start, p.position)) {
     spdlog::warn("{}: commit of offsets [{}, {}) refused by the commit hook", p.producer->transactional_id(),
                  p.range_start, p.position);
-    return Outcome::aborted;
+    return {Outcome::aborted, kafka::Error{kafka::ErrorKind::abortable, 0, "COMMIT_HOOK",
+                                           "refused by the commit hook"}};
   }
+  // Never past the point where the broker would expire the transaction.
+  deadline = std::min(deadline, p.opened + limits_.transaction_timeout * 9 / 10);
   kafka::Error e;
-  do {
+  for (;;) {
     e = p.producer->send_offsets_to_transaction(config_.pipeline.input_topic, p.number, p.position,
                                                 group, bound(config_.transactions.commit_timeout, deadline));
-  } while (e.kind() == kafka::ErrorKind::retriable && Clock::now() < deadline && !hard_stop());
-  if (!e) {
-    do {
-      e = p.producer->commit_transaction(bound(config_.transactions.commit_timeout, deadline));
-    } while (e.kind() == kafka::ErrorKind::retriable && Clock::now() < deadline && !hard_stop());
+    if (e.kind() != kafka::ErrorKind::retriable || Clock::now() >= deadline || hard_stop()) break;
+    retry_pause(deadline);
   }
-  if (!e) return Outcome::committed;
+  if (!e) {
+    for (;;) {
+      e = p.producer->commit_transaction(bound(config_.transactions.commit_timeout, deadline));
+      if (e.kind() != kafka::ErrorKind::retriable || Clock::now() >= deadline || hard_stop()) break;
+      retry_pause(deadline);
+    }
+    if (e.kind() == kafka::ErrorKind::retriable) {
+      // A commit whose outcome is unknown: only a new producer's epoch bump settles it.
+      spdlog::warn("{}: commit of offsets [{}, {}) did not finish: {}", p.producer->transactional_id(),
+                   p.range_start, p.position, e.describe());
+      return {Outcome::producer_lost, e};
+    }
+  }
+  if (!e) return {Outcome::committed, e};
   spdlog::warn("{}: commit of offsets [{}, {}) failed: {}", p.producer->transactional_id(),
                p.range_start, p.position, e.describe());
-  return e.kind() == kafka::ErrorKind::fatal ? Outcome::producer_lost : Outcome::aborted;
+  return {e.kind() == kafka::ErrorKind::fatal ? Outcome::producer_lost : Outcome::aborted, e};
 }
 
 void Engine::commit(std::span<Partition* const> parts, Clock::time_point deadline, const char* why) {
   if (parts.empty()) return;
   const auto group = consumer_->group_metadata();
-  std::vector<Outcome> outcomes(parts.size());
+  if (!group) {
+    spdlog::warn("no consumer group metadata (the group is leaving): aborting {} transaction(s)",
+                 parts.size());
+    for (Partition* p : parts) abort_and_rewind(*p, "no group metadata", deadline);
+    return;
+  }
+  std::vector<std::pair<Outcome, kafka::Error>> outcomes(parts.size());
   if (parts.size() == 1) {
     outcomes[0] = commit_one(*parts[0], *group, deadline);
   } else {
     // Different partitions have different producers: their commits run at the same time.
-    std::vector<std::future<Outcome>> running;
+    std::vector<std::future<std::pair<Outcome, kafka::Error>>> running;
     running.reserve(parts.size());
     for (Partition* p : parts) {
       running.push_back(std::async(std::launch::async, [this, p, &group, deadline] {
@@ -358,7 +409,7 @@ void Engine::commit(std::span<Partition* const> parts, Clock::time_point deadlin
   }
   for (std::size_t i = 0; i < parts.size(); ++i) {
     Partition& p = *parts[i];
-    switch (outcomes[i]) {
+    switch (outcomes[i].first) {
       case Outcome::committed:
         counters_.committed.fetch_add(1, std::memory_order_relaxed);
         spdlog::debug("{}: committed offsets [{}, {}) ({} records, {})", p.producer->transactional_id(),
@@ -366,11 +417,10 @@ void Engine::commit(std::span<Partition* const> parts, Clock::time_point deadlin
         p.in_transaction = false;
         break;
       case Outcome::aborted:
-        abort_and_rewind(p, "commit failed", Clock::now() + config_.transactions.commit_timeout);
+        abort_and_rewind(p, "commit failed", std::max(deadline, Clock::now() + 1s));
         break;
       case Outcome::producer_lost:
-        recreate(p, kafka::Error{kafka::ErrorKind::fatal, 0, "COMMIT_FAILED",
-                                 "commit failed in a way that needs a new producer"});
+        recreate(p, outcomes[i].second);
         break;
     }
   }
@@ -391,9 +441,11 @@ void Engine::pause_for_backoff(Partition& p) {
 void Engine::abort_and_rewind(Partition& p, const char* why, Clock::time_point deadline) {
   if (p.in_transaction) {
     kafka::Error e;
-    do {
+    for (;;) {
       e = p.producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline));
-    } while (e.kind() == kafka::ErrorKind::retriable && Clock::now() < deadline && !hard_stop());
+      if (e.kind() != kafka::ErrorKind::retriable || Clock::now() >= deadline || hard_stop()) break;
+      retry_pause(deadline);
+    }
     p.in_transaction = false;
     counters_.aborted.fetch_add(1, std::memory_order_relaxed);
     if (e) {
@@ -423,26 +475,54 @@ std::unique_ptr<kafka::TransactionalProducer> Engine::make_producer(std::int32_t
       error = fmt::format("init_transactions of '{}': {}", id, e.describe());
       return nullptr;
     }
+    if (signals_ != nullptr && signals_->load() > 0) {
+      error = fmt::format("init_transactions of '{}' given up: shutting down", id);
+      return nullptr;
+    }
     spdlog::warn("init_transactions of '{}': {}; retrying", id, e.describe());
-    std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(config_.transactions.retry_backoff, left_until(deadline)));
+    retry_pause(deadline);
   }
 }
 
 void Engine::recreate(Partition& p, const kafka::Error& cause) {
-  const std::string id = p.producer ? p.producer->transactional_id()
-                                    : transactional_id(config_.pipeline.transactional_id_prefix,
-                                                       config_.pipeline.input_topic, p.number);
+  const std::string id = transactional_id(config_.pipeline.transactional_id_prefix,
+                                          config_.pipeline.input_topic, p.number);
   if (cause.fenced()) counters_.fenced.fetch_add(1, std::memory_order_relaxed);
-  spdlog::warn("{}: producer lost ({}); re-creating it and resuming from the committed offset", id,
-               cause.describe());
   if (p.in_transaction) counters_.aborted.fetch_add(1, std::memory_order_relaxed);
   p.in_transaction = false;
   p.producer.reset();
   pause_for_backoff(p);
-  // Shutting down or stopping: the partition stays uncommitted for its next owner to redo.
-  if (stop_code_ || stopping_ || hard_stop()) return;
-  counters_.producers_recreated.fetch_add(1, std::memory_order_relaxed);
+  // Stopping, or giving the partition away: its next owner settles what is left open.
+  if (stop_code_ || stopping_ || revoking_ || hard_stop()) {
+    spdlog::warn("{}: producer lost ({}); leaving the partition to its next owner", id,
+                 cause.describe());
+    return;
+  }
+  // A fenced producer may mean another member owns the partition now and our revocation is on
+  // its way: wait a moment for it, rather than fence the rightful owner back.
+  p.needs_producer = true;
+  p.reinit_at = Clock::now() + (cause.fenced() ? std::chrono::milliseconds{1000}
+                                               : config_.transactions.retry_backoff);
+  spdlog::warn("{}: producer lost ({}); a new one resumes from the committed offset", id,
+               cause.describe());
+}
 
+kafka::Error Engine::committed(std::vector<kafka::PartitionOffset>& offsets,
+                               Clock::time_point deadline) {
+  for (;;) {
+    kafka::Error e = consumer_->committed(offsets, bound(config_.transactions.commit_timeout, deadline));
+    if (e.kind() != kafka::ErrorKind::retriable || Clock::now() >= deadline) return e;
+    spdlog::warn("reading committed offsets: {}; retrying", e.describe());
+    retry_pause(deadline);
+  }
+}
+
+void Engine::reinit(Partition& p) {
+  if (consumer_->assignment_lost()) {
+    // The revoke callback comes with the next poll and drops the partition.
+    p.reinit_at = Clock::now() + config_.transactions.retry_backoff;
+    return;
+  }
   std::string error;
   const auto deadline = Clock::now() + config_.transactions.init_timeout * 2;
   p.producer = make_producer(p.number, deadline, error);
@@ -452,17 +532,19 @@ void Engine::recreate(Partition& p, const kafka::Error& cause) {
          exit_failure);
     return;
   }
+  counters_.producers_recreated.fetch_add(1, std::memory_order_relaxed);
   // The new producer's init fenced the old one and settled its last transaction either way: the
   // group's committed offset is now the truth.
-  std::vector<kafka::PartitionOffset> committed{{p.number, kafka::offset_invalid}};
-  if (kafka::Error e = consumer_->committed(committed, config_.transactions.commit_timeout)) {
+  std::vector<kafka::PartitionOffset> offsets{{p.number, kafka::offset_invalid}};
+  if (kafka::Error e = committed(offsets, deadline)) {
     fail(fmt::format("cannot read the committed offset of {} [{}]: {}", consumer_->topic(),
                      p.number, e.describe()),
          exit_failure);
     return;
   }
-  p.position = committed[0].offset;
-  spdlog::info("{}: producer re-created; resuming at offset {}", id,
+  p.position = offsets[0].offset;
+  p.needs_producer = false;
+  spdlog::info("{}: producer re-created; resuming at offset {}", p.producer->transactional_id(),
                p.position == kafka::offset_invalid ? std::string{"(beginning)"}
                                                    : std::to_string(p.position));
 }
@@ -471,7 +553,7 @@ std::vector<kafka::PartitionOffset> Engine::on_assign(std::span<const std::int32
   counters_.rebalances.fetch_add(1, std::memory_order_relaxed);
   spdlog::info("assigned {} [{}]", consumer_->topic(), fmt::join(numbers, ","));
   std::vector<kafka::PartitionOffset> starts;
-  if (stop_code_) return starts;
+  if (stop_code_ || stopping_ || (signals_ != nullptr && signals_->load() > 0)) return starts;
   // init_transactions first, for every partition at once: it fences the previous owner and
   // settles its open transaction, so the committed offsets read next are stable (item 3).
   const auto deadline = Clock::now() + config_.transactions.init_timeout * 2;
@@ -497,7 +579,7 @@ std::vector<kafka::PartitionOffset> Engine::on_assign(std::span<const std::int32
 
   std::vector<kafka::PartitionOffset> committed;
   for (const std::int32_t n : numbers) committed.push_back({n, kafka::offset_invalid});
-  if (kafka::Error e = consumer_->committed(committed, config_.transactions.commit_timeout)) {
+  if (kafka::Error e = this->committed(committed, deadline)) {
     fail(fmt::format("cannot read the committed offsets of '{}': {}", consumer_->topic(),
                      e.describe()),
          exit_failure);
@@ -529,13 +611,24 @@ void Engine::on_revoke(std::span<const std::int32_t> numbers, bool lost) {
   if (lost) {
     // Another member may own these partitions already: nothing of ours may become visible.
     for (Partition* p : open) {
-      (void)p->producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline));
+      if (p->producer) {
+        (void)p->producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline));
+      }
       counters_.aborted.fetch_add(1, std::memory_order_relaxed);
     }
   } else {
+    revoking_ = true;
     commit(open, deadline, "revocation");
+    revoking_ = false;
   }
-  for (const std::int32_t n : numbers) partitions_.erase(n);
+  for (const std::int32_t n : numbers) {
+    auto it = partitions_.find(n);
+    if (it == partitions_.end()) continue;
+    // librdkafka 2.0.2 keeps a partition's pause through unassign and a later assign: resume it
+    // now (it is paused, so resuming is safe), or it would never be fetched again here.
+    if (it->second.paused) (void)consumer_->resume(n);
+    partitions_.erase(it);
+  }
 }
 
 void Engine::abort_all(Clock::time_point deadline) {
@@ -551,9 +644,10 @@ int Engine::shutdown(const std::atomic<int>& signals, int code) {
   stopping_ = true;
   const auto deadline = Clock::now() + config_.shutdown_timeout;
   if (signals.load() > 0) spdlog::info("signal received: committing what is open, then leaving");
-  // Stop fetching: nothing new is processed from here on.
+  // Stop fetching: nothing new is processed from here on. The commits get two thirds of the
+  // budget, so that leaving the group (which hands the partitions over at once) still fits.
   auto open = open_transactions();
-  if (!open.empty()) commit(open, deadline, "shutdown");
+  if (!open.empty()) commit(open, Clock::now() + config_.shutdown_timeout * 2 / 3, "shutdown");
   if (signals.load() > 1) {
     spdlog::warn("second signal: aborting open transactions and exiting");
     // One short try each: the next owner's init_transactions aborts whatever this leaves open.

@@ -93,6 +93,8 @@ class Engine final : public kafka::RebalanceHandler {
     Clock::time_point opened{};
     bool paused = false;  // waiting out a backoff; rewound to `position` when it ends
     Clock::time_point resume_at{};
+    bool needs_producer = false;  // the producer was lost; a new one is made at `reinit_at`
+    Clock::time_point reinit_at{};
   };
 
   enum class Outcome { committed, aborted, producer_lost };
@@ -104,11 +106,19 @@ class Engine final : public kafka::RebalanceHandler {
   // Ends the open transactions of `parts` concurrently; each either commits, or is aborted and
   // rewound, or has its producer re-created. `deadline` bounds every call.
   void commit(std::span<Partition* const> parts, Clock::time_point deadline, const char* why);
-  Outcome commit_one(Partition& p, const kafka::GroupMetadata& group, Clock::time_point deadline);
+  // The outcome, and the error behind it unless committed.
+  std::pair<Outcome, kafka::Error> commit_one(Partition& p, const kafka::GroupMetadata& group,
+                                              Clock::time_point deadline);
   // Aborts p's transaction and schedules a rewind to its range start after the backoff.
   void abort_and_rewind(Partition& p, const char* why, Clock::time_point deadline);
-  // Replaces p's producer after a fatal error and resumes p from its committed offset.
+  // Drops p's producer after a fatal error; tick() makes a new one and resumes p from its
+  // committed offset, unless p turns out not to be ours any more.
   void recreate(Partition& p, const kafka::Error& cause);
+  // The second half of recreate(), from tick(): a new producer, the committed offset.
+  void reinit(Partition& p);
+  // The group's committed offsets, retrying retriable errors until `deadline`.
+  [[nodiscard]] kafka::Error committed(std::vector<kafka::PartitionOffset>& offsets,
+                                       Clock::time_point deadline);
   // Creates and initialises a producer, retrying retriable errors until `deadline`.
   std::unique_ptr<kafka::TransactionalProducer> make_producer(std::int32_t partition,
                                                               Clock::time_point deadline,
@@ -139,6 +149,7 @@ class Engine final : public kafka::RebalanceHandler {
   CommitHook commit_hook_;
   const std::atomic<int>* signals_ = nullptr;
   bool stopping_ = false;  // shutdown() has begun
+  bool revoking_ = false;  // inside on_revoke(): partitions are being given away
   std::optional<int> stop_code_;  // set when the loop must end (fatal, transform failure)
   std::string stop_reason_;
   Clock::time_point last_report_{};

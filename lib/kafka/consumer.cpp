@@ -189,7 +189,7 @@ Error Consumer::seek(std::int32_t partition, std::int64_t offset,
                      std::chrono::milliseconds timeout) {
   PartitionListHandle list{rd_kafka_topic_partition_list_new(1)};
   rd_kafka_topic_partition_list_add(list.get(), topic_.c_str(), partition)->offset = offset;
-  if (Error e = make_error(rd_kafka_seek_partitions(rk_, list.get(), timeout_ms(timeout)), true)) {
+  if (Error e = make_error(rd_kafka_seek_partitions(rk_, list.get(), timeout_ms(timeout)), false)) {
     return e;
   }
   const auto err = list->elems[0].err;
@@ -211,8 +211,12 @@ Error Consumer::resume(std::int32_t partition) {
 }
 
 std::unique_ptr<GroupMetadata> Consumer::group_metadata() const {
-  return std::make_unique<GroupMetadata>(rd_kafka_consumer_group_metadata(rk_));
+  rd_kafka_consumer_group_metadata_t* raw = rd_kafka_consumer_group_metadata(rk_);
+  if (raw == nullptr) return nullptr;
+  return std::make_unique<GroupMetadata>(raw);
 }
+
+bool Consumer::assignment_lost() const { return rd_kafka_assignment_lost(rk_) != 0; }
 
 bool Consumer::close(std::chrono::steady_clock::time_point deadline) {
   QueueHandle queue{rd_kafka_queue_new(rk_)};
@@ -224,8 +228,10 @@ bool Consumer::close(std::chrono::steady_clock::time_point deadline) {
     const auto left = deadline - std::chrono::steady_clock::now();
     if (left <= std::chrono::milliseconds{0}) return false;
     // The event API, not rd_kafka_queue_poll_callback: messages fetched before the close arrive on
-    // this queue too and cannot be served by callback (librdkafka asserts). The rebalance callback
-    // still runs from inside this poll; whatever else comes is dropped.
+    // this queue too and cannot be served by callback (librdkafka asserts). In this mode librdkafka
+    // returns the revocation as an event instead of calling the rebalance callback, so it is
+    // handed to the handler here; without that, every close would wait for its deadline.
+    // Whatever else comes (messages, errors) is dropped.
     EventHandle event{rd_kafka_queue_poll(queue.get(), std::min(100, timeout_ms(left)))};
     if (event && rd_kafka_event_type(event.get()) == RD_KAFKA_EVENT_REBALANCE) {
       handle_rebalance(static_cast<int>(rd_kafka_event_error(event.get())),

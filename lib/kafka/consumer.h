@@ -85,11 +85,16 @@ class Consumer {
                            std::chrono::milliseconds timeout);
   [[nodiscard]] Error pause(std::int32_t partition);
   [[nodiscard]] Error resume(std::int32_t partition);
+  // Null when librdkafka has none (the group is terminating).
   [[nodiscard]] std::unique_ptr<GroupMetadata> group_metadata() const;
 
   // Leaves the group (the revoke callback runs) and waits at most until `deadline`.
   // True when closed in time.
   bool close(std::chrono::steady_clock::time_point deadline);
+
+  // True when librdkafka knows the assignment is lost (session timeout, fencing) and the revoke
+  // callback is on its way: nothing of this member's may be committed or re-initialised.
+  [[nodiscard]] bool assignment_lost() const;
 
   // A rebalance handler threw or librdkafka refused an assignment: the consumer must stop.
   [[nodiscard]] const std::string& failure() const { return failure_; }

@@ -40,6 +40,12 @@ class Error {
   [[nodiscard]] const std::string& name() const { return name_; }        // e.g. "_TIMED_OUT"
   [[nodiscard]] const std::string& message() const { return message_; }
   [[nodiscard]] bool fenced() const { return fenced_; }  // another producer took our transactional.id
+  // The record itself can never be produced (too large, no such partition): retrying it is futile.
+  [[nodiscard]] bool record_rejected() const { return record_rejected_; }
+  Error& mark_record_rejected() {
+    record_rejected_ = true;
+    return *this;
+  }
 
   // "NAME: message (kind)"
   [[nodiscard]] std::string describe() const;
@@ -50,6 +56,7 @@ class Error {
   std::string name_;
   std::string message_;
   bool fenced_ = false;
+  bool record_rejected_ = false;
 };
 
 }  // namespace exactly::kafka

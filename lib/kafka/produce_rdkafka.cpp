@@ -58,7 +58,21 @@ Error produce_record(rd_kafka_t* rk, rd_kafka_topic_t* topic, const ProduceRecor
       rd_kafka_poll(rk, 10);
       continue;
     }
-    return make_error(raw, transactional);
+    const rd_kafka_resp_err_t code = rd_kafka_error_code(raw);
+    Error error = make_error(raw, transactional);
+    if (code == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE || code == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
+        code == RD_KAFKA_RESP_ERR__INVALID_ARG) {
+      return Error{ErrorKind::other, error.code(), error.name(), error.message()}.mark_record_rejected();
+    }
+    if (transactional && error.kind() == ErrorKind::fatal) {
+      // A produce refused because the transaction is already in an abortable state (an earlier
+      // delivery failed) carries no flag of its own; only librdkafka's fatal error says more.
+      char reason[256];
+      if (rd_kafka_fatal_error(rk, reason, sizeof reason) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        return Error{ErrorKind::abortable, error.code(), error.name(), error.message()};
+      }
+    }
+    return error;
   }
 }
 

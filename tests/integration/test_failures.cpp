@@ -71,6 +71,30 @@ TEST_CASE("a failing transform stops the service and its range is never committe
   }
 }
 
+TEST_CASE("an output the producer can never send stops the service instead of retrying forever") {
+  const auto dir = test::temp_dir("rejected-output");
+  const auto input = test::unique_name("in");
+  const auto output = test::unique_name("out");
+  test::create_topic(input, 1);
+  test::create_topic(output, 1);
+  test::produce_payments(input, 0, 100);
+  test::produce_raw(input, 0, "big", std::string(200000, 'x'));  // offset 100
+  test::produce_payments(input, 100, 100);
+
+  test::Service service(test::write_config(dir, input, output, test::unique_name("group"),
+                                           "[librdkafka.producer]\n\"message.max.bytes\" = 100000\n"),
+                        dir / "service.log");
+  service.start();
+  const auto code = service.wait(120s);
+  INFO(service.log_text());
+  REQUIRE(code.has_value());
+  CHECK(*code == 3);
+  CHECK(service.log_count(fmt::format("an output of {} [0] at offset 100 cannot be produced", input)) >= 1);
+  const auto sources = output_sources(output);
+  CHECK(sources.size() <= 100);
+  for (std::size_t i = 0; i < sources.size(); ++i) CHECK(sources[i] == static_cast<std::int64_t>(i));
+}
+
 TEST_CASE("start-up refuses a missing topic and a bad config with exit code 2") {
   const auto dir = test::temp_dir("refusal");
   const auto output = test::unique_name("out");

@@ -245,3 +245,57 @@ TEST_CASE("two instances share the partitions and a stopped one hands over witho
   CHECK(b.log_text().find("stopped: consumed 0 ") == std::string::npos);
   check_exactly_once(test::audit(input, output), total);
 }
+
+TEST_CASE("a zombie instance is fenced and nothing it writes after the takeover becomes visible") {
+  const auto dir_a = test::temp_dir("zombie-a");
+  const auto dir_b = test::temp_dir("zombie-b");
+  const auto input = test::unique_name("in");
+  const auto output = test::unique_name("out");
+  const auto group = test::unique_name("group");
+  test::create_topic(input, 2);
+  test::create_topic(output, 2);
+  constexpr std::uint64_t total = 60000;
+  // Long transactions, so the zombie is frozen with some open.
+  const std::string settings =
+      std::string{"[transactions]\ncommit_interval_ms = 3000\nmax_records = 1000000\n"} +
+      test::fast_group;
+  test::Service a(test::write_config(dir_a, input, output, group, settings), dir_a / "service.log");
+  test::Service b(test::write_config(dir_b, input, output, group, settings), dir_b / "service.log");
+
+  std::atomic<bool> input_done{false};
+  std::thread producer([&] {
+    for (std::uint64_t start = 0; start < total; start += 2000) {
+      test::produce_payments(input, start, 2000);
+      std::this_thread::sleep_for(250ms);
+    }
+    input_done = true;
+  });
+
+  a.start();
+  REQUIRE(a.wait_for_log("ready, starting at offset", 60s, 2));
+  std::this_thread::sleep_for(1500ms);
+  a.signal(SIGSTOP);  // frozen mid-transaction, past its session timeout
+  b.start();
+  // B takes both partitions once A's session expires; its init_transactions fences A.
+  REQUIRE(b.wait_for_log(fmt::format("assigned {} [0,1]", input), 60s));
+  REQUIRE(b.wait_for_log("ready, starting at offset", 60s, 2));
+  std::this_thread::sleep_for(2s);
+  a.signal(SIGCONT);  // the zombie wakes up with open transactions and a stale generation
+
+  producer.join();
+  const auto progress = test::wait_for_outputs(input, output, total, 180s);
+  CHECK(progress.missing == 0);
+  a.signal(SIGTERM);
+  b.signal(SIGTERM);
+  const auto code_a = a.wait(60s);
+  const auto code_b = b.wait(60s);
+  INFO(a.log_text());
+  REQUIRE(code_a.has_value());
+  REQUIRE(code_b.has_value());
+  CHECK(*code_b == 0);
+  // The zombie learnt it had lost its partitions, or was fenced when it tried to commit.
+  const auto zombie = a.log_text();
+  CHECK((zombie.find("lost ") != std::string::npos || zombie.find("fenced") != std::string::npos ||
+         zombie.find("revoked") != std::string::npos));
+  check_exactly_once(test::audit(input, output), total);
+}
