@@ -21,6 +21,8 @@
 #include "kafka/admin.h"
 #include "kafka/plain_producer.h"
 #include "ops/signals.h"
+#include "plugin/builtins.h"
+#include "plugin/loader.h"
 #include "sample/payments.h"
 #include "transforms/transform.h"
 #include "verify/audit.h"
@@ -47,9 +49,14 @@ Usage:
       Run the pipeline the config names, until SIGTERM or SIGINT.
   exactly produce-sample --config FILE --count N [--start I]
       Write N sample payment events (ids payment-I .. payment-(I+N-1)) to the input topic.
-  exactly verify --config FILE [--input T] [--output T] [--bootstrap-servers B]
-      Read input and output with read_committed and audit them by the lineage header:
-      missing, duplicated, out of order. Exit 0 only when all are zero.
+  exactly verify --config FILE [--input T] [--output T] [--dlq T] [--bootstrap-servers B]
+      Read input, output and dead letters with read_committed and audit them by the lineage
+      header: missing, duplicated, out of order. Exit 0 only when all are zero.
+  exactly plugins [--config FILE] [--plugin-dir DIR]
+      List the built-in transforms and the plugins in transform.plugin_dir (or DIR), with
+      their config keys. Exit 2 if a plugin there cannot be used.
+  exactly example-config
+      Print a commented example of every configuration key.
   exactly create-topics --config FILE --partitions N [--replication-factor R]
       Create the config's input and output topics.
   exactly --version | --help
@@ -87,7 +94,24 @@ int cmd_run(const po::variables_map& vm) {
   auto config = load_config(vm);
   if (!config) return exit_config;
   setup_logging(config->log.level);
-  auto created = exactly::transforms::create_builtin(config->transform.name, config->transform.config);
+  exactly::transforms::CreateResult created;
+  std::string transform_version = exactly::version;
+  if (!config->transform.plugin.empty()) {
+    const auto described = exactly::plugin::describe(config->transform.plugin);
+    if (!described.info) {
+      spdlog::error("refusing to start: {}", described.error);
+      return exit_config;
+    }
+    if (described.info->name != config->transform.name) {
+      spdlog::error("refusing to start: plugin {} declares the name '{}', but transform.name is '{}'",
+                    config->transform.plugin, described.info->name, config->transform.name);
+      return exit_config;
+    }
+    transform_version = described.info->version;
+    created = exactly::plugin::load(config->transform.plugin, config->transform.config);
+  } else {
+    created = exactly::transforms::create_builtin(config->transform.name, config->transform.config);
+  }
   if (!created.transform) {
     spdlog::error("refusing to start: transform '{}': {}", config->transform.name, created.error);
     return exit_config;
@@ -96,7 +120,7 @@ int cmd_run(const po::variables_map& vm) {
   spdlog::info("exactly {} starting: config {}, transform '{}'", exactly::version, config->source,
                config->transform.name);
   exactly::ops::ShutdownGuard guard(signals, config->shutdown_timeout);
-  exactly::engine::Engine engine(*config, *created.transform);
+  exactly::engine::Engine engine(*config, *created.transform, transform_version);
   return engine.run(signals);
 }
 
@@ -142,6 +166,7 @@ int cmd_verify(const po::variables_map& vm) {
     options.bootstrap_servers = config->kafka.bootstrap_servers;
     options.input_topic = config->pipeline.input_topic;
     options.output_topic = config->pipeline.output_topic;
+    options.dlq_topic = config->pipeline.dlq_topic;
     options.properties = config->librdkafka_common;
     options.properties.insert(options.properties.end(), config->librdkafka_consumer.begin(),
                               config->librdkafka_consumer.end());
@@ -149,6 +174,7 @@ int cmd_verify(const po::variables_map& vm) {
   if (vm.count("bootstrap-servers")) options.bootstrap_servers = vm["bootstrap-servers"].as<std::string>();
   if (vm.count("input")) options.input_topic = vm["input"].as<std::string>();
   if (vm.count("output")) options.output_topic = vm["output"].as<std::string>();
+  if (vm.count("dlq")) options.dlq_topic = vm["dlq"].as<std::string>();
   if (options.bootstrap_servers.empty() || options.input_topic.empty() || options.output_topic.empty()) {
     std::cerr << "exactly verify: needs --config FILE, or --bootstrap-servers, --input and --output\n";
     return exit_config;
@@ -166,6 +192,43 @@ int cmd_verify(const po::variables_map& vm) {
   return report.ok() ? exit_ok : 4;
 }
 
+void print_plugin(const exactly::plugin::PluginInfo& info, std::string_view where) {
+  std::cout << fmt::format("{} {} ({})\n", info.name, info.version, where);
+  if (info.config_keys.empty()) std::cout << "    (no config keys)\n";
+  for (const auto& key : info.config_keys) {
+    std::cout << fmt::format("    {:<20} {}\n", key.name, key.description);
+  }
+}
+
+int cmd_plugins(const po::variables_map& vm) {
+  std::string dir;
+  if (vm.count("config")) {
+    auto config = load_config(vm);
+    if (!config) return exit_config;
+    dir = config->transform.plugin_dir;
+  }
+  if (vm.count("plugin-dir")) dir = vm["plugin-dir"].as<std::string>();
+  for (const auto* descriptor : exactly::plugin::builtin_descriptors()) {
+    print_plugin(exactly::plugin::info_of(*descriptor), "built-in");
+  }
+  if (dir.empty()) return exit_ok;
+  const auto listing = exactly::plugin::describe_directory(dir);
+  if (!listing.error.empty()) {
+    std::cerr << "exactly plugins: " << listing.error << "\n";
+    return exit_config;
+  }
+  int refused = 0;
+  for (const auto& entry : listing.entries) {
+    if (entry.info) {
+      print_plugin(*entry.info, entry.path.string());
+    } else {
+      ++refused;
+      std::cout << fmt::format("{}: not usable: {}\n", entry.path.string(), entry.error);
+    }
+  }
+  return refused == 0 ? exit_ok : exit_config;
+}
+
 int cmd_create_topics(const po::variables_map& vm) {
   auto config = load_config(vm);
   if (!config) return exit_config;
@@ -174,13 +237,15 @@ int cmd_create_topics(const po::variables_map& vm) {
   const int rf = vm["replication-factor"].as<int>();
   std::vector<exactly::kafka::NewTopic> topics{{config->pipeline.input_topic, partitions, rf, {}},
                                                 {config->pipeline.output_topic, partitions, rf, {}}};
+  if (!config->pipeline.dlq_topic.empty()) {
+    topics.push_back({config->pipeline.dlq_topic, partitions, rf, {}});
+  }
   if (auto e = exactly::kafka::create_topics(client_properties(*config), topics, true,
                                              std::chrono::seconds{30})) {
     spdlog::error("{}", e.describe());
     return exit_failure;
   }
-  std::cout << fmt::format("topics '{}' and '{}' ready ({} partitions)\n", config->pipeline.input_topic,
-                           config->pipeline.output_topic, partitions);
+  for (const auto& t : topics) std::cout << fmt::format("topic '{}' ready ({} partitions)\n", t.name, partitions);
   return exit_ok;
 }
 
@@ -199,6 +264,8 @@ int main(int argc, char** argv) {
         ("bootstrap-servers", po::value<std::string>(), "verify: the cluster")
         ("input", po::value<std::string>(), "verify: the input topic")
         ("output", po::value<std::string>(), "verify: the output topic")
+        ("dlq", po::value<std::string>(), "verify: the dead-letter topic, if any")
+        ("plugin-dir", po::value<std::string>(), "plugins: a folder of plugins to list")
         ("partitions", po::value<int>()->default_value(4), "create-topics: partitions per topic")
         ("replication-factor", po::value<int>()->default_value(-1), "create-topics: -1 = broker default");
     po::options_description hidden;
@@ -225,6 +292,11 @@ int main(int argc, char** argv) {
     if (command == "produce-sample") return cmd_produce_sample(vm);
     if (command == "verify") return cmd_verify(vm);
     if (command == "create-topics") return cmd_create_topics(vm);
+    if (command == "plugins") return cmd_plugins(vm);
+    if (command == "example-config") {
+      std::cout << exactly::config::example_toml();
+      return exit_ok;
+    }
     std::cerr << fmt::format("exactly: unknown command '{}' (try --help)\n", command);
     return exit_config;
   } catch (const po::error& e) {

@@ -264,7 +264,7 @@ class Loader {
   void apply_defaults() {
     for (const auto& table : schema::tables()) {
       for (const auto& key : table.keys) {
-        if (key.required || !key.default_from.empty()) continue;
+        if (key.required || key.optional || !key.default_from.empty()) continue;
         const auto value = parse_schema_value(key);
         if (value) key.store(config_, *value);
       }
@@ -965,7 +965,8 @@ std::string example_toml() {
       out += "\n";
       comment(out, key.description);
       comment(out, constraint(key));
-      out += fmt::format("{}{} = {}\n", key.default_from.empty() ? "" : "# ", key.name, key.value);
+      out += fmt::format("{}{} = {}\n", key.default_from.empty() && !key.optional ? "" : "# ",
+                         key.name, key.value);
     }
     for (const auto example : table.examples) out += fmt::format("# {}\n", example);
   }

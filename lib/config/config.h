@@ -21,7 +21,7 @@ namespace exactly::config {
 using Properties = std::vector<std::pair<std::string, std::string>>;
 
 enum class Partitioning { by_key, same_as_input };
-enum class OnError { fail };
+enum class OnError { fail, skip, dlq };
 
 struct Config {
   std::string source;  // the file it came from, for messages
@@ -39,6 +39,7 @@ struct Config {
     Partitioning partitioning = Partitioning::by_key;
     bool lineage = true;
     OnError on_error = OnError::fail;
+    std::string dlq_topic;  // required when on_error is dlq
   } pipeline;
 
   struct Transactions {
@@ -55,6 +56,8 @@ struct Config {
 
   struct Transform {
     std::string name = "identity";
+    std::string plugin;      // a plugin's shared library; empty: `name` is a built-in
+    std::string plugin_dir;  // where `exactly plugins` looks for plugins
     toml::table config;  // [transform.config], handed to the transform as is
   } transform;
 

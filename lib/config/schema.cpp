@@ -49,7 +49,7 @@ constexpr std::string_view topic_constraint =
     "A Kafka topic name (1 to 249 characters from a-z A-Z 0-9 . _ and -).";
 
 constexpr std::array<std::string_view, 2> partitioning_choices{"key", "input"};
-constexpr std::array<std::string_view, 1> on_error_choices{"fail"};
+constexpr std::array<std::string_view, 3> on_error_choices{"fail", "skip", "dlq"};
 constexpr std::array<std::string_view, 7> log_levels{"trace", "debug", "info",    "warn",
                                                      "error", "critical", "off"};
 
@@ -121,11 +121,27 @@ constexpr std::array pipeline_keys{
         .store = [](Config& c, const Value& v) { c.pipeline.lineage = v.boolean; }},
     Key{.name = "on_error",
         .value = R"("fail")",
-        .description = "What a record the transform fails on does: \"fail\" aborts the open\n"
-                       "transaction and stops the pipeline, so nothing after it is committed.",
+        .description =
+            "What a record the transform fails on (or whose output the output topic cannot take)\n"
+            "does: \"fail\" aborts the open transaction and stops the pipeline (exit 3), so\n"
+            "nothing from that record on is committed; \"skip\" drops the record, counted and\n"
+            "logged; \"dlq\" writes the input record to dlq_topic, with exactly.error.* headers,\n"
+            "in the same transaction as its offset.",
         .choices = on_error_choices,
-        .choices_note = "\"dlq\" and \"skip\" are not supported yet",
-        .store = [](Config& c, const Value&) { c.pipeline.on_error = OnError::fail; }},
+        .store =
+            [](Config& c, const Value& v) {
+              c.pipeline.on_error = v.text == "dlq"    ? OnError::dlq
+                                    : v.text == "skip" ? OnError::skip
+                                                       : OnError::fail;
+            }},
+    Key{.name = "dlq_topic",
+        .value = R"("payments-dlq")",
+        .optional = true,
+        .description = "The dead-letter topic, required when on_error = \"dlq\". It must differ\n"
+                       "from input_topic and output_topic.",
+        .check = topic_name,
+        .constraint = topic_constraint,
+        .store = [](Config& c, const Value& v) { c.pipeline.dlq_topic = v.text; }},
 };
 
 constexpr std::array transactions_keys{
@@ -206,10 +222,28 @@ constexpr std::array shutdown_keys{
 constexpr std::array transform_keys{
     Key{.name = "name",
         .value = R"("identity")",
-        .description = "The transform applied to every record.",
+        .description = "The transform applied to every record: a built-in (identity,\n"
+                       "payment-enricher, json-filter, json-project), or the name the plugin\n"
+                       "given by `plugin` declares.",
         .check = non_empty,
         .constraint = "A non-empty string.",
         .store = [](Config& c, const Value& v) { c.transform.name = v.text; }},
+    Key{.name = "plugin",
+        .value = R"("/usr/lib/exactly/plugins/libuppercase.so")",
+        .optional = true,
+        .description = "A transform plugin (a shared library built against <exactly/plugin.h>).\n"
+                       "Its declared name must equal `name`. Its own settings go in\n"
+                       "[transform.config].",
+        .check = non_empty,
+        .constraint = "A non-empty string.",
+        .store = [](Config& c, const Value& v) { c.transform.plugin = v.text; }},
+    Key{.name = "plugin_dir",
+        .value = R"("/usr/lib/exactly/plugins")",
+        .optional = true,
+        .description = "Where `exactly plugins` looks for plugins (*.so) to list.",
+        .check = non_empty,
+        .constraint = "A non-empty string.",
+        .store = [](Config& c, const Value& v) { c.transform.plugin_dir = v.text; }},
 };
 
 constexpr std::array log_keys{
@@ -332,7 +366,25 @@ constexpr std::array<std::string_view, 2> interval_uses{"transactions.commit_int
 constexpr std::array<std::string_view, 2> topics_uses{"pipeline.input_topic",
                                                        "pipeline.output_topic"};
 
+constexpr std::array<std::string_view, 4> dlq_uses{"pipeline.on_error", "pipeline.dlq_topic",
+                                                   "pipeline.input_topic", "pipeline.output_topic"};
+
 constexpr std::array all_rules{
+    Rule{.at = "pipeline.on_error",
+         .uses = dlq_uses,
+         .check = [](const Config& c) -> std::optional<std::string> {
+           const auto& p = c.pipeline;
+           if (p.on_error == OnError::dlq && p.dlq_topic.empty()) {
+             return std::string{"'pipeline.on_error' is \"dlq\" but 'pipeline.dlq_topic' is not set"};
+           }
+           if (!p.dlq_topic.empty() &&
+               (p.dlq_topic == p.input_topic || p.dlq_topic == p.output_topic)) {
+             return fmt::format("'pipeline.dlq_topic' (\"{}\") must differ from the input and "
+                                "output topics",
+                                p.dlq_topic);
+           }
+           return std::nullopt;
+         }},
     Rule{.at = "transactions.commit_interval_ms",
          .uses = interval_uses,
          .check = [](const Config& c) -> std::optional<std::string> {

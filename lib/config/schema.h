@@ -31,6 +31,8 @@ struct Key {
   // TOML text of the value: the default, or for a required key the value the example shows.
   std::string_view value;
   bool required = false;
+  // Neither required nor defaulted: absent means unset (the example shows it commented out).
+  bool optional = false;
   // When set and the key is absent, its value is that of this key (a dotted path).
   std::string_view default_from;
   std::string_view description;  // '\n' separates the lines of the example's comment

@@ -8,6 +8,8 @@
 #include <spdlog/spdlog.h>
 
 #include "engine/lineage.h"
+#include "exactly/version.h"
+#include "kafka/admin.h"
 #include "kafka/group_metadata.h"
 
 namespace exactly::engine {
@@ -77,9 +79,12 @@ kafka::Properties producer_properties(const config::Config& config) {
   return props;
 }
 
-Engine::Engine(const config::Config& config, transforms::Transform& transform)
+Engine::Engine(const config::Config& config, transforms::Transform& transform,
+               std::string transform_version)
     : config_(config),
       transform_(transform),
+      transform_version_(transform_version.empty() ? std::string{exactly::version}
+                                                   : std::move(transform_version)),
       limits_{config.transactions.commit_interval, config.transactions.max_records,
               config.transactions.max_bytes, config.transactions.timeout},
       producer_properties_(producer_properties(config)) {}
@@ -135,6 +140,57 @@ int Engine::startup_checks() {
   }
   spdlog::info("input '{}' has {} partitions, output '{}' has {}", config_.pipeline.input_topic,
                input_partitions, config_.pipeline.output_topic, output_partitions_);
+  producer_topics_ = {config_.pipeline.output_topic};
+  if (config_.pipeline.on_error == config::OnError::dlq) {
+    int dlq_partitions = 0;
+    if (auto e = consumer_->partition_count(config_.pipeline.dlq_topic, dlq_partitions, 10s)) {
+      spdlog::error("refusing to start: dead-letter topic '{}': {}", config_.pipeline.dlq_topic,
+                    e.describe());
+      return exit_config;
+    }
+    producer_topics_.push_back(config_.pipeline.dlq_topic);
+  }
+
+  // A record larger than the output topic takes would fail inside the transaction, abortably,
+  // and fail again on every retry. Read the limit now; the producer builds batches no larger, and
+  // a larger output goes to the failure policy with error class too_large.
+  kafka::Properties admin{{"bootstrap.servers", config_.kafka.bootstrap_servers}};
+  admin.insert(admin.end(), config_.librdkafka_common.begin(), config_.librdkafka_common.end());
+  const auto topic_limit = [&](const std::string& topic, std::int64_t& limit) {
+    std::map<std::string, std::string> topic_config;
+    if (auto e = kafka::describe_topic_config(admin, topic, topic_config, 10s)) {
+      spdlog::error("refusing to start: cannot read the config of topic '{}': {}", topic,
+                    e.describe());
+      return false;
+    }
+    if (const auto it = topic_config.find("max.message.bytes"); it != topic_config.end()) {
+      limit = std::min<std::int64_t>(limit, std::stoll(it->second));
+    }
+    return true;
+  };
+  std::int64_t producer_limit = 1000000;  // librdkafka's default message.max.bytes
+  for (const auto& [name, value] : producer_properties_) {
+    if (name == "message.max.bytes") producer_limit = std::stoll(value);
+  }
+  output_limit_ = producer_limit;
+  dlq_limit_ = producer_limit;
+  if (!topic_limit(config_.pipeline.output_topic, output_limit_)) return exit_config;
+  if (config_.pipeline.on_error == config::OnError::dlq &&
+      !topic_limit(config_.pipeline.dlq_topic, dlq_limit_)) {
+    return exit_config;
+  }
+  // The broker judges a whole record batch against max.message.bytes: batches stay below the
+  // smaller topic limit, while a single record may be as large as its own topic takes.
+  const std::int64_t smaller = config_.pipeline.on_error == config::OnError::dlq
+                                   ? std::min(output_limit_, dlq_limit_)
+                                   : output_limit_;
+  if (smaller < producer_limit) {
+    producer_properties_.emplace_back("batch.size", std::to_string(std::max<std::int64_t>(smaller - 512, 1)));
+  }
+  spdlog::info("outputs larger than {} bytes are {}", output_limit_,
+               config_.pipeline.on_error == config::OnError::dlq    ? "dead-lettered (too_large)"
+               : config_.pipeline.on_error == config::OnError::skip ? "skipped (too_large)"
+                                                                    : "a failure (too_large)");
   return exit_ok;
 }
 
@@ -222,31 +278,43 @@ void Engine::process(kafka::Message& message) {
   } catch (...) {
     status = transforms::Status::error("the transform threw an unknown exception");
   }
+  bool handled = true;
   if (status.code == transforms::StatusCode::error) {
-    // on_error = "fail": this range is never committed; the record is redone after a restart.
-    abort_and_rewind(p, "transform failure", Clock::now() + config_.transactions.commit_timeout);
-    fail(fmt::format("transform '{}' failed on {} [{}] at offset {}: {}", config_.transform.name,
-                     message.topic(), p.number, offset, status.message),
-         exit_transform);
-    return;
-  }
-  if (status.code == transforms::StatusCode::skip) {
+    handled = on_record_failure(p, message, "transform", status.message);
+  } else if (const auto known = p.rejected.find(offset); known != p.rejected.end()) {
+    handled = on_record_failure(p, message, "too_large", known->second);
+  } else if (status.code == transforms::StatusCode::skip) {
     counters_.skipped.fetch_add(1, std::memory_order_relaxed);
-  } else if (kafka::Error e = produce_outputs(p, message)) {
-    if (e.record_rejected()) {
-      // Retrying cannot help: stop like a failing transform, without committing this range.
-      abort_and_rewind(p, "output rejected", Clock::now() + config_.transactions.commit_timeout);
-      fail(fmt::format("an output of {} [{}] at offset {} cannot be produced to '{}': {}",
-                       message.topic(), p.number, offset, config_.pipeline.output_topic,
-                       e.describe()),
-           exit_transform);
-    } else if (e.kind() == kafka::ErrorKind::fatal) {
-      recreate(p, e);
-    } else {
-      abort_and_rewind(p, "produce failed", Clock::now() + config_.transactions.commit_timeout);
+  } else {
+    std::size_t oversize = 0;
+    for (std::size_t i = 0; i < emitter_.size() && oversize == 0; ++i) {
+      if (too_large(emitter_[i], output_limit_)) oversize = i + 1;
     }
-    return;
+    std::size_t produced = 0;
+    if (oversize != 0) {
+      handled = on_record_failure(
+          p, message, "too_large",
+          fmt::format("output {} of the record exceeds the output topic's limit of {} bytes",
+                      oversize, output_limit_));
+    } else if (kafka::Error e = produce_outputs(p, message, produced)) {
+      if (e.record_rejected() && produced == 0) {
+        handled = on_record_failure(p, message, "too_large", e.describe());
+      } else if (e.record_rejected()) {
+        // Part of this record's output is in the transaction already: redo the range, and send
+        // this record to the failure policy as a whole.
+        p.rejected.emplace(offset, e.describe());
+        abort_and_rewind(p, "output rejected", Clock::now() + config_.transactions.commit_timeout);
+        return;
+      } else if (e.kind() == kafka::ErrorKind::fatal) {
+        recreate(p, e);
+        return;
+      } else {
+        abort_and_rewind(p, "produce failed", Clock::now() + config_.transactions.commit_timeout);
+        return;
+      }
+    }
   }
+  if (!handled) return;
   p.position = offset + 1;
   p.records += 1;
   if (p.records >= limits_.max_records || p.bytes >= limits_.max_bytes) {
@@ -255,7 +323,92 @@ void Engine::process(kafka::Message& message) {
   }
 }
 
-kafka::Error Engine::produce_outputs(Partition& p, const kafka::Message& message) {
+bool Engine::too_large(const BufferedOutput& out, std::int64_t limit) const {
+  // librdkafka counts key, value and headers plus the record batch overhead against
+  // message.max.bytes; 128 bytes and 16 per header cover that overhead with room to spare.
+  std::size_t size = 128 + (out.key ? out.key->size() : 0) + (out.value ? out.value->size() : 0);
+  for (const auto& [name, value] : out.headers) size += 16 + name.size() + (value ? value->size() : 0);
+  if (config_.pipeline.lineage) size += 16 + lineage_header.size() + lineage_.size() + 24;
+  return static_cast<std::int64_t>(size) > limit;
+}
+
+bool Engine::on_record_failure(Partition& p, const kafka::Message& message,
+                               std::string_view error_class, const std::string& reason) {
+  const std::int64_t offset = message.offset();
+  switch (config_.pipeline.on_error) {
+    case config::OnError::fail:
+      // This range is never committed; the record is redone after a restart.
+      abort_and_rewind(p, "record failure", Clock::now() + config_.transactions.commit_timeout);
+      if (error_class == "transform") {
+        fail(fmt::format("transform '{}' failed on {} [{}] at offset {}: {}", config_.transform.name,
+                         message.topic(), p.number, offset, reason),
+             exit_transform);
+      } else {
+        fail(fmt::format("an output of {} [{}] at offset {} cannot be produced to '{}' ({}): {}",
+                         message.topic(), p.number, offset, config_.pipeline.output_topic,
+                         error_class, reason),
+             exit_transform);
+      }
+      return false;
+    case config::OnError::skip:
+      counters_.skipped.fetch_add(1, std::memory_order_relaxed);
+      spdlog::warn("{} [{}] at offset {}: skipped ({}): {}", message.topic(), p.number, offset,
+                   error_class, reason);
+      return true;
+    case config::OnError::dlq: break;
+  }
+  // The dead letter: the input as it was, plus what went wrong, in the same transaction as the
+  // input's offset, so it is there exactly once.
+  error_values_[0].assign(error_class);
+  error_values_[1].assign(reason);
+  error_values_[2].assign(message.topic());
+  error_values_[3] = std::to_string(p.number);
+  error_values_[4] = std::to_string(offset);
+  error_values_[5] = std::to_string(message.timestamp_ms());
+  error_values_[6] = config_.transform.name;
+  error_values_[7] = transform_version_;
+  message.headers(input_headers_);
+  output_headers_.assign(input_headers_.begin(), input_headers_.end());
+  output_headers_.push_back({"exactly.error.class", error_values_[0]});
+  output_headers_.push_back({"exactly.error.message", error_values_[1]});
+  output_headers_.push_back({"exactly.error.topic", error_values_[2]});
+  output_headers_.push_back({"exactly.error.partition", error_values_[3]});
+  output_headers_.push_back({"exactly.error.offset", error_values_[4]});
+  output_headers_.push_back({"exactly.error.timestamp", error_values_[5]});
+  output_headers_.push_back({"exactly.error.group", config_.pipeline.group_id});
+  output_headers_.push_back({"exactly.error.plugin", error_values_[6]});
+  output_headers_.push_back({"exactly.error.plugin.version", error_values_[7]});
+  format_lineage_into(lineage_, message.topic(), p.number, offset);
+  output_headers_.push_back({lineage_header, lineage_});
+  kafka::ProduceRecord record;
+  record.key = message.key();
+  record.value = message.value();
+  record.headers = output_headers_;
+  record.timestamp_ms = message.timestamp_ms();
+  record.topic = 1;
+  if (kafka::Error e = p.producer->produce(record, config_.transactions.commit_timeout)) {
+    if (e.record_rejected()) {
+      abort_and_rewind(p, "dead letter rejected", Clock::now() + config_.transactions.commit_timeout);
+      fail(fmt::format("{} [{}] at offset {} failed ({}: {}) and cannot be dead-lettered to '{}': {}",
+                       message.topic(), p.number, offset, error_class, reason,
+                       config_.pipeline.dlq_topic, e.describe()),
+           exit_transform);
+    } else if (e.kind() == kafka::ErrorKind::fatal) {
+      recreate(p, e);
+    } else {
+      abort_and_rewind(p, "dead letter failed", Clock::now() + config_.transactions.commit_timeout);
+    }
+    return false;
+  }
+  counters_.dead_lettered.fetch_add(1, std::memory_order_relaxed);
+  p.bytes += static_cast<std::int64_t>(message.size());
+  spdlog::debug("{} [{}] at offset {}: dead-lettered ({}): {}", message.topic(), p.number, offset,
+                error_class, reason);
+  return true;
+}
+
+kafka::Error Engine::produce_outputs(Partition& p, const kafka::Message& message,
+                                     std::size_t& produced) {
   if (config_.pipeline.lineage) {
     format_lineage_into(lineage_, message.topic(), p.number, message.offset());
   }
@@ -283,6 +436,7 @@ kafka::Error Engine::produce_outputs(Partition& p, const kafka::Message& message
     // max_bytes bounds what the transaction writes.
     p.bytes += static_cast<std::int64_t>((out.key ? out.key->size() : 0) +
                                          (out.value ? out.value->size() : 0));
+    ++produced;
     counters_.produced.fetch_add(1, std::memory_order_relaxed);
   }
   return {};
@@ -332,9 +486,11 @@ void Engine::tick(Clock::time_point now) {
     for (auto& [number, p] : partitions_) {
       if (p.producer) p.producer->poll();
     }
-    spdlog::info("consumed {} produced {} transactions committed {} aborted {} partitions {}",
-                 counters_.consumed.load(), counters_.produced.load(), counters_.committed.load(),
-                 counters_.aborted.load(), partitions_.size());
+    spdlog::info("consumed {} produced {} dead-lettered {} skipped {} transactions committed {} "
+                 "aborted {} partitions {}",
+                 counters_.consumed.load(), counters_.produced.load(),
+                 counters_.dead_lettered.load(), counters_.skipped.load(),
+                 counters_.committed.load(), counters_.aborted.load(), partitions_.size());
   }
 }
 
@@ -415,6 +571,7 @@ void Engine::commit(std::span<Partition* const> parts, Clock::time_point deadlin
         spdlog::debug("{}: committed offsets [{}, {}) ({} records, {})", p.producer->transactional_id(),
                       p.range_start, p.position, p.records, why);
         p.in_transaction = false;
+        p.rejected.erase(p.rejected.begin(), p.rejected.lower_bound(p.position));
         break;
       case Outcome::aborted:
         abort_and_rewind(p, "commit failed", std::max(deadline, Clock::now() + 1s));
@@ -465,8 +622,8 @@ std::unique_ptr<kafka::TransactionalProducer> Engine::make_producer(std::int32_t
                                                                    std::string& error) {
   const std::string id = transactional_id(config_.pipeline.transactional_id_prefix,
                                           config_.pipeline.input_topic, partition);
-  auto producer = kafka::TransactionalProducer::create(producer_properties_, id,
-                                                       config_.pipeline.output_topic, error);
+  auto producer = kafka::TransactionalProducer::create(producer_properties_, id, producer_topics_,
+                                                       error);
   if (!producer) return nullptr;
   for (;;) {
     kafka::Error e = producer->init_transactions(bound(config_.transactions.init_timeout, deadline));
@@ -661,9 +818,10 @@ int Engine::shutdown(const std::atomic<int>& signals, int code) {
   abort_all(deadline);
   const bool closed = consumer_->close(deadline);
   partitions_.clear();
-  spdlog::info("stopped: consumed {} produced {} transactions committed {} aborted {}",
-               counters_.consumed.load(), counters_.produced.load(), counters_.committed.load(),
-               counters_.aborted.load());
+  spdlog::info("stopped: consumed {} produced {} dead-lettered {} skipped {} transactions "
+               "committed {} aborted {}",
+               counters_.consumed.load(), counters_.produced.load(), counters_.dead_lettered.load(),
+               counters_.skipped.load(), counters_.committed.load(), counters_.aborted.load());
   if (code != exit_ok) {
     spdlog::error("exiting with code {}: {}", code, stop_reason_);
     return code;

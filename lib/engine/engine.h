@@ -8,6 +8,7 @@
 // shutdown commit what is open.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -41,6 +42,7 @@ struct EngineCounters {
   std::atomic<std::uint64_t> consumed{0};
   std::atomic<std::uint64_t> produced{0};
   std::atomic<std::uint64_t> skipped{0};
+  std::atomic<std::uint64_t> dead_lettered{0};
   std::atomic<std::uint64_t> committed{0};      // transactions
   std::atomic<std::uint64_t> aborted{0};        // transactions
   std::atomic<std::uint64_t> producers_recreated{0};
@@ -60,7 +62,9 @@ kafka::Properties producer_properties(const config::Config& config);
 
 class Engine final : public kafka::RebalanceHandler {
  public:
-  Engine(const config::Config& config, transforms::Transform& transform);
+  // `transform_version` is named in dead letters (exactly.error.plugin.version).
+  Engine(const config::Config& config, transforms::Transform& transform,
+         std::string transform_version = {});
   ~Engine() override;
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -95,13 +99,24 @@ class Engine final : public kafka::RebalanceHandler {
     Clock::time_point resume_at{};
     bool needs_producer = false;  // the producer was lost; a new one is made at `reinit_at`
     Clock::time_point reinit_at{};
+    // Records of the open range whose output the producer refused after part of it was already
+    // produced: the range was aborted, and on the redo they go straight to the failure policy.
+    std::map<std::int64_t, std::string> rejected;
   };
 
   enum class Outcome { committed, aborted, producer_lost };
 
   int startup_checks();
   void process(kafka::Message& message);
-  [[nodiscard]] kafka::Error produce_outputs(Partition& p, const kafka::Message& message);
+  // Produces the emitter's outputs; `produced` counts those that went out before any error.
+  [[nodiscard]] kafka::Error produce_outputs(Partition& p, const kafka::Message& message,
+                                             std::size_t& produced);
+  // Applies on_error to a record that cannot be reflected in the output: dead-letters it (in the
+  // open transaction), skips it, or stops the pipeline. True when processing goes on.
+  bool on_record_failure(Partition& p, const kafka::Message& message, std::string_view error_class,
+                         const std::string& reason);
+  // Larger than the output topic takes (an estimate a little above librdkafka's own count).
+  [[nodiscard]] bool too_large(const BufferedOutput& out, std::int64_t limit) const;
   void tick(Clock::time_point now);
   // Ends the open transactions of `parts` concurrently; each either commits, or is aborted and
   // rewound, or has its producer re-created. `deadline` bounds every call.
@@ -133,11 +148,16 @@ class Engine final : public kafka::RebalanceHandler {
 
   const config::Config& config_;
   transforms::Transform& transform_;
+  std::string transform_version_;
   TransactionLimits limits_;
   kafka::Properties producer_properties_;
   std::unique_ptr<kafka::Consumer> consumer_;
   std::map<std::int32_t, Partition> partitions_;
   int output_partitions_ = 0;
+  std::int64_t output_limit_ = 1000000;  // bytes: the output topic's max.message.bytes, or less
+  std::int64_t dlq_limit_ = 1000000;     // the same for the dead-letter topic
+  std::vector<std::string> producer_topics_;  // the output, then the dead-letter topic if any
+  std::array<std::string, 8> error_values_;   // values of a dead letter's exactly.error.* headers
 
   BufferedEmitter emitter_;
   std::vector<kafka::HeaderView> input_headers_;

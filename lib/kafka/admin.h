@@ -23,4 +23,9 @@ struct NewTopic {
 [[nodiscard]] Error create_topics(const Properties& properties, const std::vector<NewTopic>& topics,
                                   bool exist_ok, std::chrono::milliseconds timeout);
 
+// The topic's effective configuration (name → value), as DescribeConfigs reports it.
+[[nodiscard]] Error describe_topic_config(const Properties& properties, const std::string& topic,
+                                          std::map<std::string, std::string>& config,
+                                          std::chrono::milliseconds timeout);
+
 }  // namespace exactly::kafka

@@ -21,7 +21,7 @@ GroupMetadata::~GroupMetadata() {
 
 std::unique_ptr<TransactionalProducer> TransactionalProducer::create(
     const Properties& properties, const std::string& transactional_id,
-    const std::string& output_topic, std::string& error) {
+    const std::vector<std::string>& topics, std::string& error) {
   Properties all = properties;
   all.emplace_back("transactional.id", transactional_id);
   all.emplace_back("enable.idempotence", "true");
@@ -30,21 +30,23 @@ std::unique_ptr<TransactionalProducer> TransactionalProducer::create(
   if (!conf) return nullptr;
   KafkaHandle rk = make_client(RD_KAFKA_PRODUCER, conf, error);
   if (!rk) return nullptr;
-  rd_kafka_topic_t* topic = rd_kafka_topic_new(rk.get(), output_topic.c_str(), nullptr);
-  if (topic == nullptr) {
-    error = fmt::format("cannot create a handle for topic '{}': {}", output_topic,
-                        rd_kafka_err2str(rd_kafka_last_error()));
-    return nullptr;
-  }
   std::unique_ptr<TransactionalProducer> producer{new TransactionalProducer()};
   producer->rk_ = rk.release();
-  producer->topic_ = topic;
   producer->transactional_id_ = transactional_id;
+  for (const auto& name : topics) {
+    rd_kafka_topic_t* topic = rd_kafka_topic_new(producer->rk_, name.c_str(), nullptr);
+    if (topic == nullptr) {
+      error = fmt::format("cannot create a handle for topic '{}': {}", name,
+                          rd_kafka_err2str(rd_kafka_last_error()));
+      return nullptr;  // the destructor releases what was made
+    }
+    producer->topics_.push_back(topic);
+  }
   return producer;
 }
 
 TransactionalProducer::~TransactionalProducer() {
-  if (topic_ != nullptr) rd_kafka_topic_destroy(topic_);
+  for (rd_kafka_topic_t* topic : topics_) rd_kafka_topic_destroy(topic);
   if (rk_ != nullptr) {
     // Whatever is still queued belongs to a transaction that is not committed: drop it rather
     // than wait for it, so destruction is bounded.
@@ -63,7 +65,7 @@ Error TransactionalProducer::begin_transaction() {
 
 Error TransactionalProducer::produce(const ProduceRecord& record,
                                      std::chrono::milliseconds queue_wait) {
-  return produce_record(rk_, topic_, record, header_names_, queue_wait, true);
+  return produce_record(rk_, topics_.at(record.topic), record, header_names_, queue_wait, true);
 }
 
 Error TransactionalProducer::send_offsets_to_transaction(const std::string& topic,

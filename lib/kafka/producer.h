@@ -29,14 +29,16 @@ struct ProduceRecord {
   std::span<const ProduceHeader> headers;
   std::int32_t partition = -1;  // -1: the partitioner decides by key
   std::int64_t timestamp_ms = 0;  // 0: now
+  std::size_t topic = 0;  // TransactionalProducer: index into its topics (0: the output)
 };
 
 class TransactionalProducer {
  public:
-  // `properties` are applied in order; the transactional.id and the output topic are ours.
+  // `properties` are applied in order; the transactional.id is ours. `topics` are the topics it
+  // writes to (the output first, then the dead-letter topic if any), chosen per record by index.
   static std::unique_ptr<TransactionalProducer> create(const Properties& properties,
                                                        const std::string& transactional_id,
-                                                       const std::string& output_topic,
+                                                       const std::vector<std::string>& topics,
                                                        std::string& error);
   ~TransactionalProducer();
   TransactionalProducer(const TransactionalProducer&) = delete;
@@ -61,7 +63,7 @@ class TransactionalProducer {
  private:
   TransactionalProducer() = default;
   rd_kafka_s* rk_ = nullptr;
-  rd_kafka_topic_s* topic_ = nullptr;
+  std::vector<rd_kafka_topic_s*> topics_;
   std::string transactional_id_;
   std::vector<std::string> header_names_;  // NUL-terminated copies of header names, reused
 };

@@ -1,6 +1,6 @@
 // The transform interface: what the engine calls for every input record.
 //
-// It is shaped like the C plugin ABI it will become: a read-only view of the input whose buffers are
+// It mirrors the C plugin ABI (<exactly/plugin.h>), which wraps it (lib/plugin/adapter.h): a read-only view of the input whose buffers are
 // borrowed for the duration of one call, an emitter that copies what it is given, and a status.
 //
 // process() may run again for the same record after a transaction aborts (the engine rewinds the
@@ -77,6 +77,8 @@ struct CreateResult {
 
 // Creates a built-in transform by name from its own config table ([transform.config]).
 // An unknown name is an error that lists the known ones.
+// Defined in lib/plugin/builtins.cpp (link exactly::plugin, or exactly::core): every built-in is a
+// C ABI descriptor there and runs through the same adapter as a loaded plugin.
 CreateResult create_builtin(std::string_view name, const toml::table& config);
 
 // Names of the built-in transforms, sorted.

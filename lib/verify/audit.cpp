@@ -79,9 +79,10 @@ bool Report::ok() const {
 
 std::string Report::summary() const {
   return fmt::format(
-      "inputs={} outputs={} missing={} duplicated={} order_violations={} no_lineage={} "
-      "unknown_source={}",
-      inputs, outputs, missing, duplicated, order_violations, no_lineage, unknown_source);
+      "inputs={} outputs={} dead_letters={} missing={} duplicated={} order_violations={} "
+      "no_lineage={} unknown_source={}",
+      inputs, outputs, dead_letters, missing, duplicated, order_violations, no_lineage,
+      unknown_source);
 }
 
 Audit::Audit(std::string input_topic) : input_topic_(std::move(input_topic)) {}
@@ -144,7 +145,16 @@ void Audit::note(Finding kind, std::string text) {
 
 void Audit::add_output(std::int32_t output_partition,
                        std::optional<std::string_view> lineage_value) {
-  ++output_count_;
+  reflect(false, output_partition, lineage_value);
+}
+
+void Audit::add_dead_letter(std::optional<std::string_view> lineage_value) {
+  reflect(true, -1, lineage_value);
+}
+
+void Audit::reflect(bool dead_letter, std::int32_t output_partition,
+                    std::optional<std::string_view> lineage_value) {
+  ++(dead_letter ? dead_letter_count_ : output_count_);
   if (!lineage_value) {
     ++no_lineage_;
     note(Finding::no_lineage, fmt::format("no lineage in output partition {}", output_partition));
@@ -173,7 +183,7 @@ void Audit::add_output(std::int32_t output_partition,
   }
   // A duplicate counts only as a duplicate, and does not move the order mark: a later first
   // output is compared with the first outputs before it.
-  if (!first) return;
+  if (!first || dead_letter) return;
   const auto [last, inserted] =
       last_source_.try_emplace(source_key(output_partition, lineage->partition), lineage->offset);
   if (inserted) return;
@@ -191,6 +201,7 @@ Report Audit::finish() const {
   Report report;
   report.inputs = input_count_;
   report.outputs = output_count_;
+  report.dead_letters = dead_letter_count_;
   report.order_violations = order_violations_;
   report.no_lineage = no_lineage_;
   report.unknown_source = unknown_source_;
@@ -264,19 +275,31 @@ std::variant<Report, std::string> audit_topics(const AuditOptions& options) {
     return fmt::format("reading the input topic '{}': {}", options.input_topic, *error);
   }
 
+  const auto lineage_of = [](const kafka::ReadRecord& record) {
+    std::optional<std::string_view> lineage;
+    for (const auto& header : record.headers) {
+      if (header.name == lineage_header) {
+        lineage = header.value.value_or(std::string_view{});  // a null value: unparsable
+        break;
+      }
+    }
+    return lineage;
+  };
   read.topic = options.output_topic;
   read.timeout = left();
-  if (auto error = kafka::read_topic(read, [&audit](const kafka::ReadRecord& record) {
-        std::optional<std::string_view> lineage;
-        for (const auto& header : record.headers) {
-          if (header.name == lineage_header) {
-            lineage = header.value.value_or(std::string_view{});  // a null value: unparsable
-            break;
-          }
-        }
-        audit.add_output(record.partition, lineage);
+  if (auto error = kafka::read_topic(read, [&](const kafka::ReadRecord& record) {
+        audit.add_output(record.partition, lineage_of(record));
       })) {
     return fmt::format("reading the output topic '{}': {}", options.output_topic, *error);
+  }
+  if (!options.dlq_topic.empty()) {
+    read.topic = options.dlq_topic;
+    read.timeout = left();
+    if (auto error = kafka::read_topic(read, [&](const kafka::ReadRecord& record) {
+          audit.add_dead_letter(lineage_of(record));
+        })) {
+      return fmt::format("reading the dead-letter topic '{}': {}", options.dlq_topic, *error);
+    }
   }
   return audit.finish();
 }

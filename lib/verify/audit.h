@@ -40,6 +40,7 @@ struct Lineage {
 struct Report {
   std::uint64_t inputs = 0;            // input records read
   std::uint64_t outputs = 0;           // output records read
+  std::uint64_t dead_letters = 0;      // dead-letter records read (each reflects its input too)
   std::uint64_t missing = 0;           // inputs with no output
   std::uint64_t duplicated = 0;        // outputs beyond the first of one input
   std::uint64_t order_violations = 0;  // first outputs that came after a later input's
@@ -68,6 +69,10 @@ class Audit {
   // header's value, nullopt if it has none. The view is not kept.
   void add_output(std::int32_t output_partition, std::optional<std::string_view> lineage_value);
 
+  // One dead letter: its input is reflected by it instead of an output. An input with both, or
+  // with two dead letters, is duplicated. Order is not judged in the dead-letter topic.
+  void add_dead_letter(std::optional<std::string_view> lineage_value);
+
   [[nodiscard]] Report finish() const;
 
  private:
@@ -92,6 +97,8 @@ class Audit {
   std::unordered_map<std::int32_t, InputPartition> inputs_;
   std::uint64_t input_count_ = 0;
   std::uint64_t output_count_ = 0;
+  std::uint64_t dead_letter_count_ = 0;
+  void reflect(bool dead_letter, std::int32_t partition, std::optional<std::string_view> lineage_value);
   std::uint64_t order_violations_ = 0;
   std::uint64_t no_lineage_ = 0;
   std::uint64_t unknown_source_ = 0;
@@ -108,7 +115,8 @@ struct AuditOptions {
   std::string input_topic;
   std::string output_topic;
   std::vector<std::pair<std::string, std::string>> properties;  // extra librdkafka properties
-  std::chrono::milliseconds timeout{120000};                     // bounds both reads together
+  std::chrono::milliseconds timeout{120000};                     // bounds every read together
+  std::string dlq_topic;  // empty: no dead-letter topic
 };
 
 // Reads the input topic, then the output topic, both read_committed up to their ends as of each

@@ -50,9 +50,10 @@ std::filesystem::path temp_dir(const std::string& name) {
   return dir;
 }
 
-void create_topic(const std::string& name, int partitions) {
-  auto e = kafka::create_topics({{"bootstrap.servers", bootstrap()}}, {{name, partitions, -1, {}}},
-                                false, std::chrono::seconds{30});
+void create_topic(const std::string& name, int partitions,
+                  const std::map<std::string, std::string>& configs) {
+  auto e = kafka::create_topics({{"bootstrap.servers", bootstrap()}},
+                                {{name, partitions, -1, configs}}, false, std::chrono::seconds{30});
   REQUIRE_MESSAGE(!e, e.describe());
 }
 
@@ -91,7 +92,7 @@ void produce_raw(const std::string& topic, std::int32_t partition, const std::st
 
 std::filesystem::path write_config(const std::filesystem::path& dir, const std::string& input,
                                    const std::string& output, const std::string& group,
-                                   const std::string& extra) {
+                                   const std::string& extra, const std::string& pipeline_keys) {
   const auto path = dir / "pipeline.toml";
   std::ofstream out(path);
   out << fmt::format(R"([kafka]
@@ -101,12 +102,12 @@ bootstrap_servers = "{}"
 input_topic = "{}"
 output_topic = "{}"
 group_id = "{}"
-
+{}
 [log]
 level = "info"
 {}
 )",
-                     bootstrap(), input, output, group, extra);
+                     bootstrap(), input, output, group, pipeline_keys, extra);
   return path;
 }
 
@@ -116,8 +117,9 @@ config::Config load(const std::filesystem::path& file) {
   return std::move(*result.config);
 }
 
-verify::Report audit(const std::string& input, const std::string& output) {
+verify::Report audit(const std::string& input, const std::string& output, const std::string& dlq) {
   verify::AuditOptions options;
+  options.dlq_topic = dlq;
   options.bootstrap_servers = bootstrap();
   options.input_topic = input;
   options.output_topic = output;
@@ -128,13 +130,14 @@ verify::Report audit(const std::string& input, const std::string& output) {
 }
 
 verify::Report wait_for_outputs(const std::string& input, const std::string& output,
-                                std::uint64_t expected, std::chrono::seconds timeout) {
+                                std::uint64_t expected, std::chrono::seconds timeout,
+                                const std::string& dlq) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  verify::Report report = audit(input, output);
+  verify::Report report = audit(input, output, dlq);
   while ((report.inputs < expected || report.missing > 0) &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::seconds{1});
-    report = audit(input, output);
+    report = audit(input, output, dlq);
   }
   return report;
 }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,7 +36,8 @@ std::string unique_name(const std::string& prefix);
 // A fresh folder for one test's files.
 std::filesystem::path temp_dir(const std::string& name);
 
-void create_topic(const std::string& name, int partitions);
+void create_topic(const std::string& name, int partitions,
+                  const std::map<std::string, std::string>& configs = {});
 
 // Writes payment events [start, start + count) to `topic` (keys are the payment ids).
 void produce_payments(const std::string& topic, std::uint64_t start, std::uint64_t count);
@@ -44,18 +46,22 @@ void produce_payments(const std::string& topic, std::uint64_t start, std::uint64
 void produce_raw(const std::string& topic, std::int32_t partition, const std::string& key,
                  const std::string& value);
 
-// A config file for a pipeline between the two topics; `extra` is appended TOML.
+// A config file for a pipeline between the two topics; `extra` is appended TOML, and
+// `pipeline_keys` are more lines of the [pipeline] table.
 std::filesystem::path write_config(const std::filesystem::path& dir, const std::string& input,
                                    const std::string& output, const std::string& group,
-                                   const std::string& extra = {});
+                                   const std::string& extra = {},
+                                   const std::string& pipeline_keys = {});
 
 config::Config load(const std::filesystem::path& file);
 
-verify::Report audit(const std::string& input, const std::string& output);
+verify::Report audit(const std::string& input, const std::string& output,
+                     const std::string& dlq = {});
 
 // Audits until every input has an output (or `timeout`); returns the last report.
 verify::Report wait_for_outputs(const std::string& input, const std::string& output,
-                                std::uint64_t expected, std::chrono::seconds timeout);
+                                std::uint64_t expected, std::chrono::seconds timeout,
+                                const std::string& dlq = {});
 
 // `exactly run --config FILE` as a child process, its stderr in a log file.
 class Service {

@@ -123,7 +123,7 @@ TEST_CASE("a clean run") {
   CHECK(report.outputs == 300);
   CHECK(report.examples.empty());
   CHECK(report.summary() ==
-        "inputs=300 outputs=300 missing=0 duplicated=0 order_violations=0 no_lineage=0 "
+        "inputs=300 outputs=300 dead_letters=0 missing=0 duplicated=0 order_violations=0 no_lineage=0 "
         "unknown_source=0");
 }
 
@@ -148,7 +148,7 @@ TEST_CASE("missing inputs") {
   CHECK(report.examples ==
         std::vector<std::string>{"missing payments/2/4", "missing payments/2/7"});
   CHECK(report.summary() ==
-        "inputs=10 outputs=8 missing=2 duplicated=0 order_violations=0 no_lineage=0 "
+        "inputs=10 outputs=8 dead_letters=0 missing=2 duplicated=0 order_violations=0 no_lineage=0 "
         "unknown_source=0");
 }
 
@@ -355,4 +355,31 @@ TEST_CASE("Report::ok needs every count of a finding at zero") {
     bad.*member = 1;
     CHECK_FALSE(bad.ok());
   }
+}
+
+TEST_CASE("dead letters reflect their inputs like outputs, and both at once is a duplicate") {
+  Audit audit{std::string{topic}};
+  for (std::int64_t o = 0; o < 10; ++o) audit.add_input(0, o);
+  for (std::int64_t o = 0; o < 10; ++o) {
+    if (o == 3 || o == 7) continue;
+    output_of(audit, 0, 0, o);
+  }
+  const std::string three = format_lineage(topic, 0, 3);
+  const std::string seven = format_lineage(topic, 0, 7);
+  audit.add_dead_letter(seven);  // order is not judged among dead letters
+  audit.add_dead_letter(three);
+  Report report = audit.finish();
+  CHECK(report.ok());
+  CHECK(report.outputs == 8);
+  CHECK(report.dead_letters == 2);
+  CHECK(report.missing == 0);
+  CHECK(report.order_violations == 0);
+
+  audit.add_dead_letter(format_lineage(topic, 0, 5));  // 5 has an output already
+  audit.add_dead_letter(std::nullopt);
+  report = audit.finish();
+  CHECK_FALSE(report.ok());
+  CHECK(report.duplicated == 1);
+  CHECK(report.no_lineage == 1);
+  CHECK(report.dead_letters == 4);
 }

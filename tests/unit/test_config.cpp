@@ -276,13 +276,34 @@ TEST_CASE("strings from a closed set") {
   CHECK(contains(p.message,
                  R"('pipeline.partitioning' must be one of "key", "input", not "hash")"));
 
-  const auto dlq = only_problem(load(with("on_error = \"dlq\"\n")));
-  CHECK(contains(dlq.message, R"(must be "fail")"));
-  CHECK(contains(dlq.message, "not supported yet"));
+  const auto policy = only_problem(load(with("on_error = \"retry\"\n")));
+  CHECK(contains(policy.message, R"('pipeline.on_error' must be one of "fail", "skip", "dlq", not "retry")"));
 
   const auto level = only_problem(load(with("[log]\nlevel = \"verbose\"\n")));
   CHECK(contains(level.message, "'log.level'"));
   CHECK(contains(level.message, "\"critical\""));
+}
+
+TEST_CASE("on_error = dlq needs a dead-letter topic that is neither input nor output") {
+  const auto missing = only_problem(load(with("on_error = \"dlq\"\n")));
+  CHECK(contains(missing.message, "'pipeline.dlq_topic' is not set"));
+  CHECK(contains(missing.where, ":"));
+
+  const auto same = only_problem(load(with("on_error = \"dlq\"\ndlq_topic = \"out\"\n")));
+  CHECK(contains(same.message, "must differ from the input and output topics"));
+
+  const auto bad_name = only_problem(load(with("on_error = \"dlq\"\ndlq_topic = \"a b\"\n")));
+  CHECK(contains(bad_name.message, "'pipeline.dlq_topic'"));
+
+  const auto ok = load(with("on_error = \"dlq\"\ndlq_topic = \"payments-dlq\"\n"));
+  REQUIRE(ok.config.has_value());
+  CHECK(ok.config->pipeline.on_error == exactly::config::OnError::dlq);
+  CHECK(ok.config->pipeline.dlq_topic == "payments-dlq");
+
+  const auto skip = load(with("on_error = \"skip\"\n"));
+  REQUIRE(skip.config.has_value());
+  CHECK(skip.config->pipeline.on_error == exactly::config::OnError::skip);
+  CHECK(skip.config->pipeline.dlq_topic.empty());
 }
 
 TEST_CASE("topic names follow Kafka's rule, and input and output differ") {

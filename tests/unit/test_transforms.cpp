@@ -119,13 +119,24 @@ nlohmann::ordered_json valid_payment() {
 TEST_SUITE("registry") {
   TEST_CASE("lists the built-in transforms, sorted") {
     CHECK(exactly::transforms::builtin_names() ==
-          std::vector<std::string>{"identity", "payment-enricher"});
+          std::vector<std::string>{"identity", "json-filter", "json-project",
+                                   "payment-enricher"});
   }
 
-  TEST_CASE("creates every listed transform with an empty config") {
+  TEST_CASE("creates every listed transform with a minimal config") {
+    // json-filter and json-project have required keys; the others take an empty config.
+    const auto minimal = [](const std::string& name) -> std::string_view {
+      if (name == "json-filter") {
+        return "field = 'a'\nop = 'exists'";
+      }
+      if (name == "json-project") {
+        return "fields = ['a']";
+      }
+      return "";
+    };
     for (const std::string& name : exactly::transforms::builtin_names()) {
       CAPTURE(name);
-      CHECK(create(name) != nullptr);
+      CHECK(create(name, minimal(name)) != nullptr);
     }
   }
 

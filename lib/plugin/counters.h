@@ -1,0 +1,37 @@
+// Counters that plugins define through the host API (counter_add), kept per plugin name so the
+// engine's metrics can export them as one family with plugin and name labels. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace exactly::plugin {
+
+class Counters {
+ public:
+  struct Entry {
+    std::string plugin;
+    std::string name;
+    std::uint64_t value = 0;
+  };
+
+  // Saturates at the maximum rather than wrapping, so a counter never goes backwards.
+  void add(std::string_view plugin, std::string_view name, std::uint64_t delta);
+  [[nodiscard]] std::uint64_t value(std::string_view plugin, std::string_view name) const;
+  // Every counter, sorted by plugin then name.
+  [[nodiscard]] std::vector<Entry> snapshot() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::pair<std::string, std::string>, std::uint64_t> values_;
+};
+
+// The process-wide counters that transforms created without explicit counters report to.
+Counters& global_counters();
+
+}  // namespace exactly::plugin
