@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/toml_type_name.h"
+#include "transforms/json_util.h"
 
 namespace exactly::transforms {
 namespace {
@@ -27,7 +28,7 @@ using Json = nlohmann::ordered_json;
 // nlohmann's parser is iterative but its serialiser recurses once per level, so a record of a few
 // tens of thousands of '[' would overflow the stack; and a crash here is replayed forever, because
 // the record is never committed. Payments are flat, so this is far beyond any real one.
-constexpr int max_depth = 64;
+using json::max_depth;
 
 constexpr std::array<std::string_view, 3> config_keys{"currency", "medium_from_cents",
                                                       "high_from_cents"};
@@ -55,77 +56,6 @@ bool is_currency_code(std::string_view code) {
     }
   }
   return true;
-}
-
-// Whether the objects and arrays in `text` nest deeper than `limit`. A byte scan, cheap next to the
-// parse; on text that is not JSON its answer does not matter, as the parse then fails anyway.
-bool nests_deeper_than(std::string_view text, int limit) {
-  int depth = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (const char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > limit) {
-        return true;
-      }
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  return false;
-}
-
-// Parsing without exceptions only says that the text failed; this second pass, taken only for bad
-// records, recovers the parser's own account of where and why.
-class ParseErrorReader final : public nlohmann::json_sax<Json> {
- public:
-  bool null() override { return true; }
-  bool boolean(bool /*value*/) override { return true; }
-  bool number_integer(number_integer_t /*value*/) override { return true; }
-  bool number_unsigned(number_unsigned_t /*value*/) override { return true; }
-  bool number_float(number_float_t /*value*/, const string_t& /*text*/) override { return true; }
-  bool string(string_t& /*value*/) override { return true; }
-  bool binary(binary_t& /*value*/) override { return true; }
-  bool start_object(std::size_t /*size*/) override { return true; }
-  bool key(string_t& /*value*/) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t /*size*/) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
-                   const Json::exception& error) override {
-    message_ = error.what();
-    return false;
-  }
-
-  // The message without nlohmann's "[json.exception.parse_error.101] " tag.
-  std::string message() const {
-    const auto end_of_tag = message_.find("] ");
-    if (message_.starts_with("[json.exception.") && end_of_tag != std::string::npos) {
-      return message_.substr(end_of_tag + 2);
-    }
-    return message_.empty() ? std::string{"unknown parse error"} : message_;
-  }
-
- private:
-  std::string message_;
-};
-
-std::string parse_error_of(std::string_view text) {
-  ParseErrorReader reader;
-  Json::sax_parse(text.begin(), text.end(), &reader);
-  return reader.message();
 }
 
 Status missing(std::string_view field) {
@@ -213,13 +143,13 @@ Status PaymentEnricher::process(const RecordView& record, Emitter& out) {
       return Status::error("value is null");
     }
     const std::string_view text = *record.value;
-    if (nests_deeper_than(text, max_depth)) {
+    if (json::nests_deeper_than(text, max_depth)) {
       return Status::error(fmt::format("value nests deeper than {} levels", max_depth));
     }
-    Json payment = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-    if (payment.is_discarded()) {
-      return Status::error(fmt::format("value is not valid JSON: {}", parse_error_of(text)));
-    }
+    std::string parse_error;
+    std::optional<Json> parsed = json::parse(text, parse_error);
+    if (!parsed) return Status::error(std::move(parse_error));
+    Json& payment = *parsed;
     if (!payment.is_object()) {
       return Status::error(
           fmt::format("value must be a JSON object, got {}", payment.type_name()));
