@@ -63,7 +63,26 @@ struct Config {
 
   struct Log {
     std::string level = "info";  // trace, debug, info, warn, error, critical, off
+    bool json = false;           // format = "json": one JSON object per line
   } log;
+
+  // Crash-loop quarantine: a record that kills the process is found and sent to on_error.
+  struct Quarantine {
+    bool enabled = true;
+    std::string topic = "exactly-markers";  // compacted; keyed by transactional.id
+    std::int64_t deaths = 3;  // deaths in a row at one committed offset before a quarantine
+  } quarantine;
+
+  struct Metrics {
+    std::string listen = "0.0.0.0:9464";  // host:port of /metrics, /healthz, /readyz; "" = off
+  } metrics;
+
+  struct Health {
+    // /healthz fails when the loop has made no progress for this long while it had work.
+    std::chrono::milliseconds stalled_after{60000};
+    // /readyz fails when input is waiting and nothing was committed for this long.
+    std::chrono::milliseconds commit_age{60000};
+  } health;
 
   // Pass-through librdkafka properties: [librdkafka.common] applies to both clients.
   Properties librdkafka_common;

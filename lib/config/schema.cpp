@@ -53,7 +53,31 @@ constexpr std::array<std::string_view, 3> on_error_choices{"fail", "skip", "dlq"
 constexpr std::array<std::string_view, 7> log_levels{"trace", "debug", "info",    "warn",
                                                      "error", "critical", "off"};
 
+constexpr std::array<std::string_view, 2> log_formats{"plain", "json"};
+
 constexpr std::int64_t hour_ms = 3'600'000;
+
+// "host:port" with a port in 1..65535; the host may be empty (all interfaces) or a bracketed
+// IPv6 address. "" turns the listener off.
+std::optional<std::string> listen_address(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos) {
+    return fmt::format("'{}' is not host:port (e.g. \"0.0.0.0:9464\")", text);
+  }
+  const std::string_view port = text.substr(colon + 1);
+  int value = 0;
+  for (const char c : port) {
+    if (c < '0' || c > '9' || value > 65535) {
+      return fmt::format("the port of '{}' is not a number from 1 to 65535", text);
+    }
+    value = value * 10 + (c - '0');
+  }
+  if (port.empty() || value < 1 || value > 65535) {
+    return fmt::format("the port of '{}' is not a number from 1 to 65535", text);
+  }
+  return std::nullopt;
+}
 
 constexpr std::array kafka_keys{
     Key{.name = "bootstrap_servers",
@@ -252,6 +276,70 @@ constexpr std::array log_keys{
         .description = "The least severe level that is logged.",
         .choices = log_levels,
         .store = [](Config& c, const Value& v) { c.log.level = v.text; }},
+    Key{.name = "format",
+        .value = R"("plain")",
+        .description = "\"plain\" text lines, or \"json\": one JSON object per line (time, level,\n"
+                       "message), for log collectors.",
+        .choices = log_formats,
+        .store = [](Config& c, const Value& v) { c.log.json = v.text == "json"; }},
+};
+
+constexpr std::array quarantine_keys{
+    Key{.name = "enabled",
+        .type = Type::boolean,
+        .value = "true",
+        .description =
+            "Find a record that crashes the process (a segfault in a plugin) instead of\n"
+            "crashing on it after every restart. Each partition's owner keeps a marker in\n"
+            "`topic`; after `deaths` deaths in a row without progress at one committed\n"
+            "offset, the next owner runs the records from there one per transaction, and a\n"
+            "record the process dies on once more is handed to pipeline.on_error with error\n"
+            "class \"crash\" (dead-lettered, skipped, or a stop with exit 3).",
+        .store = [](Config& c, const Value& v) { c.quarantine.enabled = v.boolean; }},
+    Key{.name = "topic",
+        .value = R"("exactly-markers")",
+        .description =
+            "The compacted topic of the markers, keyed by transactional.id and shared by\n"
+            "every pipeline of the cluster. Created at start-up (cleanup.policy=compact)\n"
+            "when it does not exist.",
+        .check = topic_name,
+        .constraint = topic_constraint,
+        .store = [](Config& c, const Value& v) { c.quarantine.topic = v.text; }},
+    Key{.name = "deaths",
+        .type = Type::integer,
+        .value = "3",
+        .description = "Deaths in a row at the same committed offset, with input waiting, that\n"
+                       "start a quarantine.",
+        .min = 1,
+        .max = 100,
+        .store = [](Config& c, const Value& v) { c.quarantine.deaths = v.integer; }},
+};
+
+constexpr std::array metrics_keys{
+    Key{.name = "listen",
+        .value = R"("0.0.0.0:9464")",
+        .description = "host:port serving /metrics (Prometheus text format), /healthz and\n"
+                       "/readyz. \"\" turns the listener off.",
+        .check = listen_address,
+        .constraint = "\"host:port\" with a port from 1 to 65535, or \"\".",
+        .store = [](Config& c, const Value& v) { c.metrics.listen = v.text; }},
+};
+
+constexpr std::array health_keys{
+    Key{.name = "stalled_after_ms",
+        .type = Type::integer,
+        .value = "60000",
+        .description = "/healthz fails (the container is restarted) when the loop has made no\n"
+                       "progress for this long while it had work to do.",
+        .min = 1000,
+        .store = [](Config& c, const Value& v) { c.health.stalled_after = milliseconds{v.integer}; }},
+    Key{.name = "commit_age_ms",
+        .type = Type::integer,
+        .value = "60000",
+        .description = "/readyz fails while input is waiting and the last commit is older than\n"
+                       "this.",
+        .min = 1000,
+        .store = [](Config& c, const Value& v) { c.health.commit_age = milliseconds{v.integer}; }},
 };
 
 constexpr std::array<std::string_view, 5> common_examples{
@@ -287,6 +375,9 @@ constexpr std::array all_tables{
                          "checks them). The identity transform takes none.",
           .store_table = [](Config& c, const toml::table& t) { c.transform.config = t; }},
     Table{.path = "log", .keys = log_keys},
+    Table{.path = "quarantine", .keys = quarantine_keys},
+    Table{.path = "metrics", .keys = metrics_keys},
+    Table{.path = "health", .keys = health_keys},
     Table{.path = "librdkafka.common",
           .kind = TableKind::pass_through,
           .description =

@@ -118,6 +118,13 @@ TEST_CASE("a minimal config gets the schema's defaults, which agree with Config'
   CHECK(c.transform.name == defaults.transform.name);
   CHECK(c.transform.config.empty());
   CHECK(c.log.level == defaults.log.level);
+  CHECK(c.log.json == defaults.log.json);
+  CHECK(c.quarantine.enabled == defaults.quarantine.enabled);
+  CHECK(c.quarantine.topic == defaults.quarantine.topic);
+  CHECK(c.quarantine.deaths == defaults.quarantine.deaths);
+  CHECK(c.metrics.listen == defaults.metrics.listen);
+  CHECK(c.health.stalled_after == defaults.health.stalled_after);
+  CHECK(c.health.commit_age == defaults.health.commit_age);
   CHECK(c.librdkafka_common.empty());
   CHECK(c.librdkafka_consumer.empty());
   CHECK(c.librdkafka_producer.empty());
@@ -152,6 +159,16 @@ fields = ["a", "b"]
 nested = { anything = 1, goes = true }
 [log]
 level = "debug"
+format = "json"
+[quarantine]
+enabled = false
+topic = "markers"
+deaths = 5
+[metrics]
+listen = "127.0.0.1:1234"
+[health]
+stalled_after_ms = 5000
+commit_age_ms = 7000
 [librdkafka.common]
 "client.rack" = "r1"
 [librdkafka.consumer]
@@ -178,6 +195,13 @@ linger.ms = 5
   CHECK(c.transform.config["fields"][1].value_or(std::string{}) == "b");
   CHECK(c.transform.config["nested"]["goes"].value_or(false));
   CHECK(c.log.level == "debug");
+  CHECK(c.log.json);
+  CHECK_FALSE(c.quarantine.enabled);
+  CHECK(c.quarantine.topic == "markers");
+  CHECK(c.quarantine.deaths == 5);
+  CHECK(c.metrics.listen == "127.0.0.1:1234");
+  CHECK(c.health.stalled_after == 5s);
+  CHECK(c.health.commit_age == 7s);
   CHECK(c.librdkafka_common == Properties{{"client.rack", "r1"}});
   CHECK(c.librdkafka_consumer ==
         Properties{{"fetch.max.bytes", "1048576"}, {"check.crcs", "true"}});
@@ -282,6 +306,18 @@ TEST_CASE("strings from a closed set") {
   const auto level = only_problem(load(with("[log]\nlevel = \"verbose\"\n")));
   CHECK(contains(level.message, "'log.level'"));
   CHECK(contains(level.message, "\"critical\""));
+}
+
+TEST_CASE("metrics.listen is host:port with a valid port, or empty") {
+  CHECK(loaded(load(with("[metrics]\nlisten = \"\"\n"))).metrics.listen.empty());
+  CHECK(loaded(load(with("[metrics]\nlisten = \":9464\"\n"))).metrics.listen == ":9464");
+  CHECK(loaded(load(with("[metrics]\nlisten = \"[::1]:80\"\n"))).metrics.listen == "[::1]:80");
+  for (const char* bad : {"9464", "host:", "host:0", "host:65536", "host:12x", "h:99999999999"}) {
+    INFO(bad);
+    const auto p = only_problem(load(with(fmt::format("[metrics]\nlisten = \"{}\"\n", bad))));
+    CHECK(contains(p.message, "'metrics.listen'"));
+    CHECK(contains(p.message, bad));
+  }
 }
 
 TEST_CASE("on_error = dlq needs a dead-letter topic that is neither input nor output") {
