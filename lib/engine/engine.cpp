@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <future>
+#include <ranges>
 #include <thread>
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include "exactly/version.h"
 #include "kafka/admin.h"
 #include "kafka/group_metadata.h"
+#include "kafka/topic_reader.h"
 
 namespace exactly::engine {
 namespace {
@@ -151,6 +153,12 @@ int Engine::startup_checks() {
     producer_topics_.push_back(config_.pipeline.dlq_topic);
   }
 
+  if (config_.quarantine.enabled) {
+    if (int code = ensure_marker_topic(); code != exit_ok) return code;
+    marker_topic_ = producer_topics_.size();
+    producer_topics_.push_back(config_.quarantine.topic);
+  }
+
   // A record larger than the output topic takes would fail inside the transaction, abortably,
   // and fail again on every retry. Read the limit now; the producer builds batches no larger, and
   // a larger output goes to the failure policy with error class too_large.
@@ -191,6 +199,43 @@ int Engine::startup_checks() {
                config_.pipeline.on_error == config::OnError::dlq    ? "dead-lettered (too_large)"
                : config_.pipeline.on_error == config::OnError::skip ? "skipped (too_large)"
                                                                     : "a failure (too_large)");
+  return exit_ok;
+}
+
+int Engine::ensure_marker_topic() {
+  const std::string& topic = config_.quarantine.topic;
+  kafka::Properties admin{{"bootstrap.servers", config_.kafka.bootstrap_servers}};
+  admin.insert(admin.end(), config_.librdkafka_common.begin(), config_.librdkafka_common.end());
+  int partitions = 0;
+  if (consumer_->partition_count(topic, partitions, 10s)) {
+    // Missing (or not yet visible): create it; another instance may be doing the same.
+    const kafka::NewTopic marker_topic{
+        .name = topic,
+        .partitions = 1,
+        .replication_factor = -1,
+        // Compaction keeps the last marker per transactional.id; short segments let it run.
+        .configs = {{"cleanup.policy", "compact"}, {"segment.ms", "3600000"}},
+    };
+    if (auto e = kafka::create_topics(admin, {marker_topic}, true, 30s)) {
+      spdlog::error("refusing to start: the quarantine marker topic '{}' does not exist and "
+                    "cannot be created ({}); create it (cleanup.policy=compact) or set "
+                    "quarantine.enabled = false",
+                    topic, e.describe());
+      return exit_config;
+    }
+    spdlog::info("created the quarantine marker topic '{}'", topic);
+    return exit_ok;
+  }
+  std::map<std::string, std::string> topic_config;
+  if (!kafka::describe_topic_config(admin, topic, topic_config, 10s)) {
+    const auto policy = topic_config.find("cleanup.policy");
+    if (policy != topic_config.end() && policy->second.find("compact") == std::string::npos) {
+      spdlog::warn("the quarantine marker topic '{}' has cleanup.policy={}: markers older than "
+                   "its retention are lost; cleanup.policy=compact keeps the last one per "
+                   "partition",
+                   topic, policy->second);
+    }
+  }
   return exit_ok;
 }
 
@@ -247,6 +292,7 @@ void Engine::process(kafka::Message& message) {
     return;
   }
   if (!p.producer) return;  // being re-created; the partition is paused until then
+  if (p.quarantine && !p.in_transaction && !quarantine_step(p, offset)) return;
 
   if (!p.in_transaction) {
     if (kafka::Error e = p.producer->begin_transaction()) {
@@ -271,16 +317,25 @@ void Engine::process(kafka::Message& message) {
                                     transform_headers_};
   emitter_.clear();
   transforms::Status status;
-  try {
-    status = transform_.process(view, emitter_);
-  } catch (const std::exception& e) {
-    status = transforms::Status::error(fmt::format("the transform threw: {}", e.what()));
-  } catch (...) {
-    status = transforms::Status::error("the transform threw an unknown exception");
+  std::string_view error_class = "transform";
+  if (p.convict && *p.convict == offset) {
+    // The last owner died running this record alone: it is not run again.
+    error_class = "crash";
+    status = transforms::Status::error(fmt::format(
+        "the process died while running this record alone, after {} deaths in a row from offset {}",
+        p.deaths, p.quarantine_start));
+  } else {
+    try {
+      status = transform_.process(view, emitter_);
+    } catch (const std::exception& e) {
+      status = transforms::Status::error(fmt::format("the transform threw: {}", e.what()));
+    } catch (...) {
+      status = transforms::Status::error("the transform threw an unknown exception");
+    }
   }
   bool handled = true;
   if (status.code == transforms::StatusCode::error) {
-    handled = on_record_failure(p, message, "transform", status.message);
+    handled = on_record_failure(p, message, error_class, status.message);
   } else if (const auto known = p.rejected.find(offset); known != p.rejected.end()) {
     handled = on_record_failure(p, message, "too_large", known->second);
   } else if (status.code == transforms::StatusCode::skip) {
@@ -317,9 +372,10 @@ void Engine::process(kafka::Message& message) {
   if (!handled) return;
   p.position = offset + 1;
   p.records += 1;
-  if (p.records >= limits_.max_records || p.bytes >= limits_.max_bytes) {
+  if (p.quarantine || p.records >= limits_.max_records || p.bytes >= limits_.max_bytes) {
     Partition* one[] = {&p};
-    commit(one, Clock::now() + config_.transactions.commit_timeout, "size");
+    commit(one, Clock::now() + config_.transactions.commit_timeout,
+           p.quarantine ? "quarantine" : "size");
   }
 }
 
@@ -342,6 +398,11 @@ bool Engine::on_record_failure(Partition& p, const kafka::Message& message,
       if (error_class == "transform") {
         fail(fmt::format("transform '{}' failed on {} [{}] at offset {}: {}", config_.transform.name,
                          message.topic(), p.number, offset, reason),
+             exit_transform);
+      } else if (error_class == "crash") {
+        fail(fmt::format("transform '{}' crashes the process on {} [{}] at offset {} ({}); "
+                         "on_error = \"dlq\" or \"skip\" would set it aside",
+                         config_.transform.name, message.topic(), p.number, offset, reason),
              exit_transform);
       } else {
         fail(fmt::format("an output of {} [{}] at offset {} cannot be produced to '{}' ({}): {}",
@@ -753,6 +814,11 @@ std::vector<kafka::PartitionOffset> Engine::on_assign(std::span<const std::int32
                  p.position == kafka::offset_invalid ? std::string{"(auto.offset.reset)"}
                                                      : std::to_string(p.position));
   }
+  if (marker_topic_ != 0) {
+    std::vector<Partition*> parts;
+    for (const std::int32_t n : numbers) parts.push_back(&partitions_[n]);
+    start_markers(parts, deadline);
+  }
   return starts;
 }
 
@@ -776,6 +842,14 @@ void Engine::on_revoke(std::span<const std::int32_t> numbers, bool lost) {
   } else {
     revoking_ = true;
     commit(open, deadline, "revocation");
+    if (marker_topic_ != 0 && !hard_stop()) {
+      std::vector<Partition*> parts;
+      for (const std::int32_t n : numbers) {
+        auto it = partitions_.find(n);
+        if (it != partitions_.end()) parts.push_back(&it->second);
+      }
+      stop_markers(parts, std::max(deadline, Clock::now() + 5s));
+    }
     revoking_ = false;
   }
   for (const std::int32_t n : numbers) {
@@ -785,6 +859,191 @@ void Engine::on_revoke(std::span<const std::int32_t> numbers, bool lost) {
     // now (it is paused, so resuming is safe), or it would never be fetched again here.
     if (it->second.paused) (void)consumer_->resume(n);
     partitions_.erase(it);
+  }
+}
+
+kafka::Error Engine::write_marker(Partition& p, const std::optional<Marker>& marker,
+                                  Clock::time_point deadline) {
+  // Touches only p and its producer: called concurrently for different partitions.
+  const std::string value = marker ? encode(*marker) : std::string{};
+  if (kafka::Error e = p.producer->begin_transaction()) return e;
+  kafka::ProduceRecord record;
+  record.key = p.producer->transactional_id();
+  if (marker) record.value = value;
+  record.topic = marker_topic_;
+  kafka::Error e = p.producer->produce(record, bound(config_.transactions.commit_timeout, deadline));
+  if (!e) {
+    for (;;) {
+      e = p.producer->commit_transaction(bound(config_.transactions.commit_timeout, deadline));
+      if (e.kind() != kafka::ErrorKind::retriable || Clock::now() >= deadline || hard_stop()) break;
+      retry_pause(deadline);
+    }
+    if (!e) return e;
+  }
+  if (e.kind() != kafka::ErrorKind::fatal) {
+    // Abortable, or an unknown outcome: abort what is left so that the next transaction can
+    // begin; a failed abort leaves the producer to be re-created.
+    if (kafka::Error a = p.producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline))) {
+      return a;
+    }
+  }
+  return e;
+}
+
+void Engine::start_markers(std::span<Partition* const> parts, Clock::time_point deadline) {
+  // The markers of these partitions' transactional ids, as a read_committed reader sees them:
+  // every transaction of the old owners is settled by the init_transactions just done.
+  std::map<std::string, std::optional<std::string>> found;
+  for (Partition* p : parts) found.emplace(p->producer->transactional_id(), std::nullopt);
+  kafka::ReadOptions options;
+  options.bootstrap_servers = config_.kafka.bootstrap_servers;
+  options.topic = config_.quarantine.topic;
+  options.properties = config_.librdkafka_common;
+  options.timeout = std::max(1000ms, left_until(deadline));
+  const auto error = kafka::read_topic(options, [&](const kafka::ReadRecord& r) {
+    if (!r.key) return;
+    auto it = found.find(std::string{*r.key});
+    if (it == found.end()) return;
+    if (r.value) {
+      it->second = std::string{*r.value};
+    } else {
+      it->second.reset();  // a tombstone: a clean stop
+    }
+  });
+  if (error) {
+    spdlog::error("cannot read the quarantine markers from '{}': {}; crash-loop detection is off "
+                  "for [{}] until their next assignment",
+                  config_.quarantine.topic, *error,
+                  fmt::join(parts | std::views::transform([](const Partition* p) { return p->number; }), ","));
+    return;
+  }
+
+  std::vector<std::pair<Partition*, std::optional<Marker>>> writes;
+  for (Partition* p : parts) {
+    const std::string& id = p->producer->transactional_id();
+    std::optional<Marker> previous;
+    if (const auto& text = found[id]) {
+      std::string why;
+      previous = decode(*text, why);
+      if (!previous) spdlog::warn("{}: ignoring the marker '{}': {}", id, *text, why);
+    }
+    std::int64_t low = 0;
+    std::int64_t high = 0;
+    const kafka::Error watermark_error =
+        consumer_->watermarks(p->number, low, high, bound(10s, deadline));
+    if (watermark_error) {
+      spdlog::warn("{}: {}; counting a death of the last owner as this partition's", id,
+                   watermark_error.describe());
+    }
+    const std::int64_t start = p->position != kafka::offset_invalid ? p->position : low;
+    const bool input_waiting = watermark_error || high > start;
+    const StartDecision d = decide_start(previous, start, input_waiting, config_.quarantine.deaths,
+                                         limits_.max_records);
+    p->tracked = true;
+    p->deaths = d.deaths;
+    p->quarantine = d.quarantine;
+    p->quarantine_until = d.until;
+    p->convict = d.convict;
+    p->quarantine_start = start;
+    if (d.quarantine && previous && previous->state == Marker::State::quarantine) {
+      p->quarantine_start = previous->offset;
+      p->deaths = std::max(d.deaths, previous->deaths);
+    }
+    if (d.convict) {
+      spdlog::warn("{}: the last owner died while running offset {} alone: it goes to on_error "
+                   "(\"{}\") with error class crash",
+                   id, *d.convict,
+                   config_.pipeline.on_error == config::OnError::dlq    ? "dlq"
+                   : config_.pipeline.on_error == config::OnError::skip ? "skip"
+                                                                        : "fail");
+    } else if (d.quarantine) {
+      spdlog::warn("{}: {} deaths in a row at offset {}: quarantine, running offsets [{}, {}) one "
+                   "record per transaction",
+                   id, p->deaths, p->quarantine_start, start, d.until);
+    } else if (d.deaths > 0) {
+      spdlog::warn("{}: the last owner died at offset {} without a clean stop ({} in a row; "
+                   "quarantine at {})",
+                   id, start, d.deaths, config_.quarantine.deaths);
+    }
+    if (d.write) writes.emplace_back(p, d.write);
+  }
+  std::vector<std::future<kafka::Error>> running;
+  for (auto& [p, marker] : writes) {
+    running.push_back(std::async(std::launch::async, [this, p = p, &marker = marker, deadline] {
+      return write_marker(*p, marker, std::max(deadline, Clock::now() + 5s));
+    }));
+  }
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    if (kafka::Error e = running[i].get()) {
+      Partition& p = *writes[i].first;
+      spdlog::error("{}: cannot write its quarantine marker: {}", p.producer->transactional_id(),
+                    e.describe());
+      if (e.kind() == kafka::ErrorKind::fatal) recreate(p, e);
+    }
+  }
+}
+
+bool Engine::quarantine_step(Partition& p, std::int64_t offset) {
+  const auto deadline = Clock::now() + config_.transactions.commit_timeout;
+  if (offset >= p.quarantine_until) {
+    p.quarantine = false;
+    p.convict.reset();
+    spdlog::info("{}: quarantine of offsets [{}, {}) done", p.producer->transactional_id(),
+                 p.quarantine_start, p.quarantine_until);
+    if (kafka::Error e = write_marker(p, Marker{Marker::State::running, offset, 0, -1, -1}, deadline)) {
+      // The next owner reads the old quarantine marker as ended: only this owner's own death
+      // count starts lower.
+      spdlog::warn("{}: cannot write its marker: {}", p.producer->transactional_id(), e.describe());
+      if (e.kind() == kafka::ErrorKind::fatal) {
+        recreate(p, e);
+        return false;
+      }
+    }
+    return true;
+  }
+  if ((p.convict && *p.convict == offset) || p.suspect_written == offset) return true;
+  // Named before it runs: should the process die now, the next owner convicts this record.
+  const Marker marker{Marker::State::quarantine, p.quarantine_start, p.deaths, offset,
+                      p.quarantine_until};
+  if (kafka::Error e = write_marker(p, marker, deadline)) {
+    spdlog::warn("{}: cannot write the marker of offset {}: {}; retrying",
+                 p.producer->transactional_id(), offset, e.describe());
+    p.position = offset;
+    if (e.kind() == kafka::ErrorKind::fatal) {
+      recreate(p, e);
+    } else {
+      pause_for_backoff(p);
+    }
+    return false;
+  }
+  p.suspect_written = offset;
+  return true;
+}
+
+void Engine::stop_markers(std::span<Partition* const> parts, Clock::time_point deadline) {
+  std::vector<std::pair<Partition*, std::optional<Marker>>> writes;
+  for (Partition* p : parts) {
+    // Only an owner that committed all it did leaves a clean marker; any other end counts as a
+    // death, which is the safe side.
+    if (!p->tracked || !p->producer || p->in_transaction || p->needs_producer) continue;
+    std::optional<Marker> marker;  // a tombstone
+    if (p->quarantine) {
+      marker = Marker{Marker::State::quarantine, p->quarantine_start, p->deaths, -1,
+                      p->quarantine_until};
+    }
+    writes.emplace_back(p, marker);
+  }
+  std::vector<std::future<kafka::Error>> running;
+  for (auto& [p, marker] : writes) {
+    running.push_back(std::async(std::launch::async, [this, p = p, &marker = marker, deadline] {
+      return write_marker(*p, marker, deadline);
+    }));
+  }
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    if (kafka::Error e = running[i].get()) {
+      spdlog::warn("{}: cannot write its clean-stop marker ({}): the next owner counts a death",
+                   writes[i].first->producer->transactional_id(), e.describe());
+    }
   }
 }
 

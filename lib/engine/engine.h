@@ -22,6 +22,7 @@
 
 #include "config/config.h"
 #include "engine/emitter.h"
+#include "engine/quarantine.h"
 #include "engine/triggers.h"
 #include "kafka/consumer.h"
 #include "kafka/producer.h"
@@ -102,11 +103,21 @@ class Engine final : public kafka::RebalanceHandler {
     // Records of the open range whose output the producer refused after part of it was already
     // produced: the range was aborted, and on the redo they go straight to the failure policy.
     std::map<std::int64_t, std::string> rejected;
+    // Crash-loop quarantine (engine/quarantine.h).
+    bool tracked = false;  // the marker was read at assignment: a clean stop writes one
+    bool quarantine = false;  // records run one per transaction until quarantine_until
+    std::int64_t quarantine_start = 0;
+    std::int64_t quarantine_until = -1;
+    std::int64_t deaths = 0;
+    std::optional<std::int64_t> convict;  // the record the last owner died on, running alone
+    std::int64_t suspect_written = -1;    // the suspect of the last marker written
   };
 
   enum class Outcome { committed, aborted, producer_lost };
 
   int startup_checks();
+  // The quarantine marker topic exists, or is created now.
+  int ensure_marker_topic();
   void process(kafka::Message& message);
   // Produces the emitter's outputs; `produced` counts those that went out before any error.
   [[nodiscard]] kafka::Error produce_outputs(Partition& p, const kafka::Message& message,
@@ -139,6 +150,17 @@ class Engine final : public kafka::RebalanceHandler {
                                                               Clock::time_point deadline,
                                                               std::string& error);
   void pause_for_backoff(Partition& p);
+  // Reads the markers of these partitions and writes each new owner's marker; sets the
+  // partitions' quarantine state. Called from on_assign once their committed offsets are known.
+  void start_markers(std::span<Partition* const> parts, Clock::time_point deadline);
+  // Writes p's marker (nullopt: a tombstone) in a transaction of its own.
+  [[nodiscard]] kafka::Error write_marker(Partition& p, const std::optional<Marker>& marker,
+                                          Clock::time_point deadline);
+  // Before record `offset` of a partition in quarantine: the marker naming it, or the end of the
+  // quarantine. False when the record must wait (the partition is paused for a retry).
+  bool quarantine_step(Partition& p, std::int64_t offset);
+  // On a clean revocation: tombstones (or quarantine markers without a suspect) for `parts`.
+  void stop_markers(std::span<Partition* const> parts, Clock::time_point deadline);
   void abort_all(Clock::time_point deadline);
   std::vector<Partition*> open_transactions();
   int shutdown(const std::atomic<int>& signals, int code);
@@ -156,7 +178,9 @@ class Engine final : public kafka::RebalanceHandler {
   int output_partitions_ = 0;
   std::int64_t output_limit_ = 1000000;  // bytes: the output topic's max.message.bytes, or less
   std::int64_t dlq_limit_ = 1000000;     // the same for the dead-letter topic
-  std::vector<std::string> producer_topics_;  // the output, then the dead-letter topic if any
+  std::vector<std::string> producer_topics_;  // the output, then the dead-letter topic if any,
+                                              // then the marker topic if any
+  std::size_t marker_topic_ = 0;              // index of the marker topic; 0: no quarantine
   std::array<std::string, 8> error_values_;   // values of a dead letter's exactly.error.* headers
 
   BufferedEmitter emitter_;

@@ -263,4 +263,11 @@ Error Consumer::partition_count(const std::string& topic, int& count,
   return {};
 }
 
+Error Consumer::watermarks(std::int32_t partition, std::int64_t& low, std::int64_t& high,
+                           std::chrono::milliseconds timeout) const {
+  return make_error(rd_kafka_query_watermark_offsets(rk_, topic_.c_str(), partition, &low, &high,
+                                                     timeout_ms(timeout)),
+                    fmt::format("watermarks of '{}' [{}]", topic_, partition));
+}
+
 }  // namespace exactly::kafka

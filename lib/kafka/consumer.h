@@ -103,6 +103,11 @@ class Consumer {
   [[nodiscard]] Error partition_count(const std::string& topic, int& count,
                                       std::chrono::milliseconds timeout) const;
 
+  // The partition's low and high watermarks from its leader (under read_committed the high one
+  // is the last stable offset).
+  [[nodiscard]] Error watermarks(std::int32_t partition, std::int64_t& low, std::int64_t& high,
+                                 std::chrono::milliseconds timeout) const;
+
   // For the rebalance trampoline only.
   void handle_rebalance(int err, void* partitions) noexcept;
 

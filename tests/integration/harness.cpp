@@ -18,6 +18,7 @@
 
 #include "kafka/admin.h"
 #include "kafka/plain_producer.h"
+#include "kafka/topic_reader.h"
 #include "sample/payments.h"
 
 extern char** environ;
@@ -90,6 +91,23 @@ void produce_raw(const std::string& topic, std::int32_t partition, const std::st
   REQUIRE_MESSAGE(!e, e.describe());
 }
 
+std::vector<DeadLetter> read_dead_letters(const std::string& dlq) {
+  std::vector<DeadLetter> letters;
+  kafka::ReadOptions read;
+  read.bootstrap_servers = bootstrap();
+  read.topic = dlq;
+  auto error = kafka::read_topic(read, [&](const kafka::ReadRecord& r) {
+    DeadLetter d;
+    d.value = std::string{r.value.value_or("")};
+    for (const auto& h : r.headers) d.headers[std::string{h.name}] = std::string{h.value.value_or("")};
+    d.partition = std::stoi(d.headers["exactly.error.partition"]);
+    d.offset = std::stoll(d.headers["exactly.error.offset"]);
+    letters.push_back(std::move(d));
+  });
+  REQUIRE_MESSAGE(!error, error.value_or(""));
+  return letters;
+}
+
 std::filesystem::path write_config(const std::filesystem::path& dir, const std::string& input,
                                    const std::string& output, const std::string& group,
                                    const std::string& extra, const std::string& pipeline_keys) {
@@ -106,8 +124,12 @@ group_id = "{}"
 [log]
 level = "info"
 {}
+{}
 )",
-                     bootstrap(), input, output, group, pipeline_keys, extra);
+                     bootstrap(), input, output, group, pipeline_keys,
+                     // Many services run at once: none listens unless the test asks.
+                     extra.find("[metrics]") == std::string::npos ? "[metrics]\nlisten = \"\"" : "",
+                     extra);
   return path;
 }
 

@@ -63,6 +63,16 @@ verify::Report wait_for_outputs(const std::string& input, const std::string& out
                                 std::uint64_t expected, std::chrono::seconds timeout,
                                 const std::string& dlq = {});
 
+struct DeadLetter {
+  std::int32_t partition = 0;  // of the input record (exactly.error.partition)
+  std::int64_t offset = 0;     // of the input record (exactly.error.offset)
+  std::string value;
+  std::map<std::string, std::string> headers;
+};
+
+// Every dead letter of `dlq`, read_committed.
+std::vector<DeadLetter> read_dead_letters(const std::string& dlq);
+
 // `exactly run --config FILE` as a child process, its stderr in a log file.
 class Service {
  public:

@@ -17,33 +17,6 @@
 using namespace std::chrono_literals;
 using namespace exactly;
 
-namespace {
-
-struct DeadLetter {
-  std::int32_t partition = 0;
-  std::int64_t offset = 0;
-  std::string value;
-  std::map<std::string, std::string> headers;
-};
-
-std::vector<DeadLetter> read_dead_letters(const std::string& dlq) {
-  std::vector<DeadLetter> letters;
-  kafka::ReadOptions read;
-  read.bootstrap_servers = test::bootstrap();
-  read.topic = dlq;
-  auto error = kafka::read_topic(read, [&](const kafka::ReadRecord& r) {
-    DeadLetter d;
-    d.value = std::string{r.value.value_or("")};
-    for (const auto& h : r.headers) d.headers[std::string{h.name}] = std::string{h.value.value_or("")};
-    d.partition = std::stoi(d.headers["exactly.error.partition"]);
-    d.offset = std::stoll(d.headers["exactly.error.offset"]);
-    letters.push_back(std::move(d));
-  });
-  REQUIRE_MESSAGE(!error, error.value_or(""));
-  return letters;
-}
-
-}  // namespace
 
 TEST_CASE("poison records go to the dead-letter topic exactly once through a kill -9") {
   const auto dir = test::temp_dir("dlq");
@@ -93,7 +66,7 @@ TEST_CASE("poison records go to the dead-letter topic exactly once through a kil
   CHECK(report.ok());
 
   // Each dead letter is the poison record itself, with the documented headers.
-  const auto letters = read_dead_letters(dlq);
+  const auto letters = test::read_dead_letters(dlq);
   REQUIRE(letters.size() == poison);
   std::set<std::string> values;
   for (const auto& d : letters) {
@@ -148,7 +121,7 @@ TEST_CASE("an output larger than the output topic takes is dead-lettered as too_
   CHECK(report.ok());
   CHECK(report.outputs == total - big);
   CHECK(report.dead_letters == big);
-  const auto letters = read_dead_letters(dlq);
+  const auto letters = test::read_dead_letters(dlq);
   REQUIRE(letters.size() == big);
   for (const auto& d : letters) {
     CHECK(d.headers.at("exactly.error.class") == "too_large");
@@ -230,7 +203,7 @@ TEST_CASE("a loaded plugin's failing records are dead-lettered once and the rest
   CHECK(report.ok());
   CHECK(report.outputs == total - failing);
   CHECK(report.dead_letters == failing);
-  const auto letters = read_dead_letters(dlq);
+  const auto letters = test::read_dead_letters(dlq);
   REQUIRE(letters.size() == failing);
   for (const auto& d : letters) {
     CHECK(d.value == "error");

@@ -5,10 +5,12 @@
 //   "error"         fails, with a message
 //   "many:N"        emits N records, values "0".."N-1", keys kept
 //   "partition:P"   emits one record to partition P
+//   "crash"         kills the process with SIGSEGV, as a plugin's bad pointer would
 //   null            emits one record with a null value
 //   anything else   emits value + suffix, key and headers kept, plus a header "offset"
 #include <exactly/sdk.hpp>
 
+#include <csignal>
 #include <string>
 
 namespace {
@@ -30,6 +32,9 @@ class Good {
     const std::string text{*value};
     if (text == "none") {
       return exactly::sdk::Status::ok();
+    }
+    if (text == "crash") {
+      std::raise(SIGSEGV);
     }
     if (text == "skip") {
       return exactly::sdk::Status::skip("asked to skip");

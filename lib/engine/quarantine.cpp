@@ -1,0 +1,134 @@
+#include "engine/quarantine.h"
+
+#include <charconv>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace exactly::engine {
+namespace {
+
+std::optional<std::int64_t> parse_int(std::string_view text) {
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::vector<std::string_view> words(std::string_view text) {
+  std::vector<std::string_view> out;
+  while (!text.empty()) {
+    const auto space = text.find(' ');
+    if (space != 0) out.push_back(text.substr(0, space));
+    if (space == std::string_view::npos) break;
+    text.remove_prefix(space + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string encode(const Marker& marker) {
+  if (marker.state == Marker::State::running) {
+    return fmt::format("running offset={} deaths={}", marker.offset, marker.deaths);
+  }
+  return fmt::format("quarantine offset={} deaths={} suspect={} until={}", marker.offset,
+                     marker.deaths, marker.suspect, marker.until);
+}
+
+std::optional<Marker> decode(std::string_view text, std::string& error) {
+  const auto parts = words(text);
+  if (parts.empty()) {
+    error = "an empty marker";
+    return std::nullopt;
+  }
+  Marker marker;
+  if (parts[0] == "running") {
+    marker.state = Marker::State::running;
+  } else if (parts[0] == "quarantine") {
+    marker.state = Marker::State::quarantine;
+  } else {
+    error = fmt::format("unknown marker state '{}'", parts[0]);
+    return std::nullopt;
+  }
+  bool has_offset = false;
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const auto eq = parts[i].find('=');
+    const auto value = eq == std::string_view::npos ? std::nullopt
+                                                    : parse_int(parts[i].substr(eq + 1));
+    if (!value) {
+      error = fmt::format("'{}' is not name=integer", parts[i]);
+      return std::nullopt;
+    }
+    const std::string_view name = parts[i].substr(0, eq);
+    if (name == "offset") {
+      marker.offset = *value;
+      has_offset = true;
+    } else if (name == "deaths") {
+      marker.deaths = *value;
+    } else if (name == "suspect") {
+      marker.suspect = *value;
+    } else if (name == "until") {
+      marker.until = *value;
+    }
+    // Unknown fields are ignored: a newer version may add some.
+  }
+  if (!has_offset) {
+    error = "the marker has no offset";
+    return std::nullopt;
+  }
+  if (marker.state == Marker::State::quarantine && marker.until < marker.offset) {
+    error = fmt::format("a quarantine ending at {} before its start {}", marker.until, marker.offset);
+    return std::nullopt;
+  }
+  return marker;
+}
+
+StartDecision decide_start(const std::optional<Marker>& previous, std::int64_t committed,
+                           bool input_waiting, std::int64_t deaths_to_quarantine,
+                           std::int64_t range) {
+  StartDecision d;
+  const Marker fresh{Marker::State::running, committed, 0, -1, -1};
+  // No marker: the last owner stopped cleanly. A marker behind the committed offset's past (the
+  // group's offsets were reset backwards) says nothing about this range either.
+  if (!previous || committed < previous->offset) {
+    d.write = fresh;
+    return d;
+  }
+  const Marker& m = *previous;
+  if (m.state == Marker::State::quarantine) {
+    if (m.suspect >= 0 && m.suspect == committed) {
+      // The last owner died while running this record alone.
+      d.convict = committed;
+      d.quarantine = true;
+      d.until = m.until;
+      d.deaths = m.deaths + 1;
+      return d;  // the marker stays: should this owner die too, the next one convicts again
+    }
+    if (committed < m.until) {
+      d.quarantine = true;
+      d.until = m.until;
+      d.deaths = m.deaths;
+      return d;
+    }
+    d.write = fresh;  // the quarantine is over
+    return d;
+  }
+  if (!input_waiting) {
+    // Nothing to process at the committed offset: whatever ended the last owner, it was not a
+    // record of this partition.
+    d.write = fresh;
+    return d;
+  }
+  d.deaths = m.offset == committed ? m.deaths + 1 : 1;
+  if (d.deaths >= deaths_to_quarantine) {
+    d.quarantine = true;
+    d.until = committed + range;
+    d.write = Marker{Marker::State::quarantine, committed, d.deaths, -1, d.until};
+    return d;
+  }
+  d.write = Marker{Marker::State::running, committed, d.deaths, -1, -1};
+  return d;
+}
+
+}  // namespace exactly::engine

@@ -1,0 +1,78 @@
+// Crash-loop quarantine: finding the record that kills the process.
+//
+// A record that crashes the process (a segfault in a plugin) is redone after every restart, since
+// its range was never committed, and crashes it again. Nothing inside the dying process can
+// notice; the next owner of the partition can, if the previous one left a note. That note is a
+// marker in a compacted topic, keyed by the partition's transactional.id, written with the
+// partition's own transactional producer in a transaction of its own (so a fenced zombie cannot
+// write one, and a read_committed reader sees only markers whose writer got that far):
+//
+//   running     offset=C deaths=D                 an owner started at committed offset C; D is
+//                                                 the number of owners before it that died
+//                                                 without progress at C
+//   quarantine  offset=C deaths=D suspect=S until=U
+//                                                 the owner runs [C, U) one record per
+//                                                 transaction; S is the record it is running now
+//   (none)      a tombstone: the last owner stopped cleanly
+//
+// A new owner reads its marker after init_transactions (which settles the old owner's
+// transactions, markers included) and after the committed offset C:
+//   - no marker: the last owner left cleanly; start counting at C.
+//   - running, and input is waiting at C: the last owner died. It died at the same offset as
+//     the one before it when the marker's offset is C: one more death in a row, else the first.
+//     With `deaths` in a row, quarantine [C, C + max_records): the record that killed them was in
+//     the first transaction after C, which holds at most max_records records.
+//   - quarantine with suspect = C: the last owner died while running record C alone: C is
+//     convicted, handed to on_error with error class "crash" without running the transform.
+//   - quarantine otherwise: go on with the quarantine from C (or end it at U).
+// In a quarantine the owner writes `suspect = o` before it runs record o, and commits o's
+// transaction (offset o + 1) before it writes the next marker. A clean stop writes a tombstone,
+// or in a quarantine the marker with no suspect, so that the next owner convicts nobody.
+//
+// Only the process's death is counted, and only where the partition had input waiting: a
+// partition that was idle cannot hold the killer. An external kill -9 counts as a death too; it
+// takes `deaths` of them in a row without progress to start a quarantine, and one more while a
+// record is running alone to convict that record.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace exactly::engine {
+
+struct Marker {
+  enum class State { running, quarantine };
+  State state = State::running;
+  std::int64_t offset = 0;    // the committed offset the owner started at (or the quarantine did)
+  std::int64_t deaths = 0;    // owners before this one that died without progress at `offset`
+  std::int64_t suspect = -1;  // quarantine: the offset being run alone; -1: none
+  std::int64_t until = -1;    // quarantine: the end (exclusive) of the range run one by one
+
+  friend bool operator==(const Marker&, const Marker&) = default;
+};
+
+// The marker as the text of a record value ("running offset=12 deaths=1").
+std::string encode(const Marker& marker);
+// The marker, or nullopt with `error` set when the text is not one.
+std::optional<Marker> decode(std::string_view text, std::string& error);
+
+// What a new owner of a partition does, from the marker it found.
+struct StartDecision {
+  std::optional<Marker> write;      // the marker to write before processing; nullopt: keep it
+  bool quarantine = false;          // run records one per transaction until `until`
+  std::int64_t until = -1;
+  std::optional<std::int64_t> convict;  // hand this offset to on_error as class "crash"
+  std::int64_t deaths = 0;          // deaths in a row counted so far
+};
+
+// `previous`: the marker found (nullopt: none, or a tombstone); `committed`: where this owner
+// starts (the committed offset, or the first offset when there is none); `input_waiting`: the
+// partition holds records at or after `committed`; `deaths_to_quarantine`: config K;
+// `range`: the records of a quarantine (transactions.max_records).
+StartDecision decide_start(const std::optional<Marker>& previous, std::int64_t committed,
+                           bool input_waiting, std::int64_t deaths_to_quarantine,
+                           std::int64_t range);
+
+}  // namespace exactly::engine

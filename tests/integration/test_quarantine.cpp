@@ -1,0 +1,100 @@
+// Crash-loop quarantine on the real broker: a plugin segfaults on one record. The process dies on
+// it after every restart until the markers show `deaths` deaths in a row at one offset; the next
+// owner runs the range one record per transaction, dies once more on the record, and the owner
+// after that dead-letters it with error class "crash". Everything else is in the output once.
+#include <signal.h>
+
+#include <thread>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include "harness.h"
+#include "verify/audit.h"
+
+using namespace std::chrono_literals;
+using namespace exactly;
+
+TEST_CASE("a record that crashes the process is quarantined and dead-lettered as crash") {
+  const auto dir = test::temp_dir("quarantine");
+  const auto input = test::unique_name("in");
+  const auto output = test::unique_name("out");
+  const auto dlq = test::unique_name("dlq");
+  test::create_topic(input, 2);
+  test::create_topic(output, 2);
+  test::create_topic(dlq, 1);
+  test::produce_payments(input, 0, 400);
+  test::produce_raw(input, 0, "killer", "crash");  // the plugin raises SIGSEGV on it
+  test::produce_payments(input, 400, 400);
+  constexpr std::uint64_t total = 801;
+  constexpr int deaths_to_quarantine = 3;
+
+  test::Service service(
+      test::write_config(dir, input, output, test::unique_name("group"),
+                         fmt::format("[transform]\nname = \"good\"\nplugin = \"{}\"\n"
+                                     "[transactions]\nmax_records = 50\n"
+                                     "[quarantine]\ndeaths = {}\n{}",
+                                     EXACTLY_TEST_PLUGIN_GOOD, deaths_to_quarantine,
+                                     test::fast_group),
+                         fmt::format("on_error = \"dlq\"\ndlq_topic = \"{}\"\n", dlq)),
+      dir / "service.log");
+
+  // Restart the service whenever it dies, as Kubernetes would, until every input is reflected.
+  int deaths = 0;
+  bool complete = false;
+  for (int start = 0; start < 12 && !complete; ++start) {
+    service.start();
+    const auto give_up = std::chrono::steady_clock::now() + 120s;
+    while (std::chrono::steady_clock::now() < give_up && service.running()) {
+      const auto report = test::audit(input, output, dlq);
+      if (report.inputs == total && report.missing == 0) {
+        complete = true;
+        break;
+      }
+      std::this_thread::sleep_for(500ms);
+    }
+    if (!complete) {
+      const auto code = service.wait(10s);
+      INFO(service.log_text());
+      REQUIRE_MESSAGE(code.has_value(), "the service neither finished nor died");
+      CHECK(*code != 0);
+      ++deaths;
+    }
+  }
+  INFO(service.log_text());
+  REQUIRE(complete);
+  service.signal(SIGTERM);
+  const auto code = service.wait(60s);
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+
+  const auto report = test::audit(input, output, dlq);
+  MESSAGE(fmt::format("quarantine test: {} deaths; audit: {}", deaths, report.summary()));
+  CHECK(report.inputs == total);
+  CHECK(report.outputs == total - 1);
+  CHECK(report.dead_letters == 1);
+  CHECK(report.missing == 0);
+  CHECK(report.duplicated == 0);
+  CHECK(report.order_violations == 0);
+  CHECK(report.ok());
+
+  // `deaths` in a row to start the quarantine, one more while the record ran alone; progress
+  // committed between the first deaths may add a few.
+  CHECK(deaths >= deaths_to_quarantine + 1);
+  CHECK(deaths <= deaths_to_quarantine + 5);
+  CHECK(service.log_count("deaths in a row at offset") >= 1);
+  CHECK(service.log_count("one record per transaction") >= 1);
+  CHECK(service.log_count("died while running offset") == 1);
+  CHECK(service.log_count("quarantine of offsets") >= 1);
+
+  const auto letters = test::read_dead_letters(dlq);
+  REQUIRE(letters.size() == 1);
+  const auto& letter = letters.front();
+  CHECK(letter.value == "crash");
+  CHECK(letter.partition == 0);
+  CHECK(letter.headers.at("exactly.error.class") == "crash");
+  CHECK(letter.headers.at("exactly.error.message").find("died while running this record alone") !=
+        std::string::npos);
+  CHECK(letter.headers.at("exactly.error.plugin") == "good");
+  CHECK(letter.headers.at("exactly.lineage") == verify::format_lineage(input, 0, letter.offset));
+}
