@@ -9,6 +9,7 @@ packages=(
   librdkafka-dev libboost-program-options-dev libfmt-dev libspdlog-dev prometheus-cpp-dev
   libtomlplusplus-dev doctest-dev nlohmann-json3-dev
   openjdk-17-jre-headless maven
+  prometheus
 )
 missing=()
 for p in "${packages[@]}"; do
