@@ -292,7 +292,13 @@ void Engine::process(kafka::Message& message) {
     return;
   }
   if (!p.producer) return;  // being re-created; the partition is paused until then
-  if (p.quarantine && !p.in_transaction && !quarantine_step(p, offset)) return;
+  if (p.tracked && !p.in_transaction) {
+    if (p.quarantine) {
+      if (!quarantine_step(p, offset)) return;
+    } else if (!p.started_written && !mark_started(p)) {
+      return;
+    }
+  }
 
   if (!p.in_transaction) {
     if (kafka::Error e = p.producer->begin_transaction()) {
@@ -945,14 +951,21 @@ void Engine::start_markers(std::span<Partition* const> parts, Clock::time_point 
     p->quarantine_until = d.until;
     p->convict = d.convict;
     p->quarantine_start = start;
+    p->marker_offset = start;
+    p->prior_suspect = d.suspect;
+    p->prior_tries = d.tries;
     if (d.quarantine && previous && previous->state == Marker::State::quarantine) {
       p->quarantine_start = previous->offset;
       p->deaths = std::max(d.deaths, previous->deaths);
     }
-    if (d.convict) {
-      spdlog::warn("{}: the last owner died while running offset {} alone: it goes to on_error "
-                   "(\"{}\") with error class crash",
-                   id, *d.convict,
+    if (d.suspect >= 0) {
+      spdlog::warn("{}: the last owner died while running offset {} alone ({} of {}): running it "
+                   "alone once more",
+                   id, d.suspect, d.tries, tries_to_convict);
+    } else if (d.convict) {
+      spdlog::warn("{}: the last owners died {} times while running offset {} alone: it goes to "
+                   "on_error (\"{}\") with error class crash",
+                   id, tries_to_convict, *d.convict,
                    config_.pipeline.on_error == config::OnError::dlq    ? "dlq"
                    : config_.pipeline.on_error == config::OnError::skip ? "skip"
                                                                         : "fail");
@@ -990,7 +1003,10 @@ bool Engine::quarantine_step(Partition& p, std::int64_t offset) {
     p.convict.reset();
     spdlog::info("{}: quarantine of offsets [{}, {}) done", p.producer->transactional_id(),
                  p.quarantine_start, p.quarantine_until);
-    if (kafka::Error e = write_marker(p, Marker{Marker::State::running, offset, 0, -1, -1}, deadline)) {
+    const Marker running{.state = Marker::State::running, .offset = offset, .started = true};
+    p.marker_offset = offset;
+    p.started_written = true;
+    if (kafka::Error e = write_marker(p, running, deadline)) {
       // The next owner reads the old quarantine marker as ended: only this owner's own death
       // count starts lower.
       spdlog::warn("{}: cannot write its marker: {}", p.producer->transactional_id(), e.describe());
@@ -1003,8 +1019,12 @@ bool Engine::quarantine_step(Partition& p, std::int64_t offset) {
   }
   if ((p.convict && *p.convict == offset) || p.suspect_written == offset) return true;
   // Named before it runs: should the process die now, the next owner convicts this record.
-  const Marker marker{Marker::State::quarantine, p.quarantine_start, p.deaths, offset,
-                      p.quarantine_until};
+  const Marker marker{.state = Marker::State::quarantine,
+                      .offset = p.quarantine_start,
+                      .deaths = p.deaths,
+                      .suspect = offset,
+                      .until = p.quarantine_until,
+                      .tries = offset == p.prior_suspect ? p.prior_tries + 1 : 1};
   if (kafka::Error e = write_marker(p, marker, deadline)) {
     spdlog::warn("{}: cannot write the marker of offset {}: {}; retrying",
                  p.producer->transactional_id(), offset, e.describe());
@@ -1020,6 +1040,22 @@ bool Engine::quarantine_step(Partition& p, std::int64_t offset) {
   return true;
 }
 
+bool Engine::mark_started(Partition& p) {
+  p.started_written = true;  // once per owner, whatever happens: a failure counts no death
+  const Marker marker{.state = Marker::State::running,
+                      .offset = p.marker_offset,
+                      .deaths = p.deaths,
+                      .started = true};
+  if (kafka::Error e = write_marker(p, marker, Clock::now() + config_.transactions.commit_timeout)) {
+    spdlog::warn("{}: cannot write its marker: {}", p.producer->transactional_id(), e.describe());
+    if (e.kind() == kafka::ErrorKind::fatal) {
+      recreate(p, e);
+      return false;
+    }
+  }
+  return true;
+}
+
 void Engine::stop_markers(std::span<Partition* const> parts, Clock::time_point deadline) {
   std::vector<std::pair<Partition*, std::optional<Marker>>> writes;
   for (Partition* p : parts) {
@@ -1028,8 +1064,10 @@ void Engine::stop_markers(std::span<Partition* const> parts, Clock::time_point d
     if (!p->tracked || !p->producer || p->in_transaction || p->needs_producer) continue;
     std::optional<Marker> marker;  // a tombstone
     if (p->quarantine) {
-      marker = Marker{Marker::State::quarantine, p->quarantine_start, p->deaths, -1,
-                      p->quarantine_until};
+      marker = Marker{.state = Marker::State::quarantine,
+                      .offset = p->quarantine_start,
+                      .deaths = p->deaths,
+                      .until = p->quarantine_until};
     }
     writes.emplace_back(p, marker);
   }

@@ -109,8 +109,12 @@ class Engine final : public kafka::RebalanceHandler {
     std::int64_t quarantine_start = 0;
     std::int64_t quarantine_until = -1;
     std::int64_t deaths = 0;
-    std::optional<std::int64_t> convict;  // the record the last owner died on, running alone
+    std::optional<std::int64_t> convict;  // the record the last owners died on, running alone
     std::int64_t suspect_written = -1;    // the suspect of the last marker written
+    std::int64_t prior_suspect = -1;      // the record the last owner died on, running alone
+    std::int64_t prior_tries = 0;         // and how often it has been run alone so far
+    std::int64_t marker_offset = 0;       // where this owner started: its marker's offset
+    bool started_written = false;         // the marker says this owner began processing
   };
 
   enum class Outcome { committed, aborted, producer_lost };
@@ -159,6 +163,9 @@ class Engine final : public kafka::RebalanceHandler {
   // Before record `offset` of a partition in quarantine: the marker naming it, or the end of the
   // quarantine. False when the record must wait (the partition is paused for a retry).
   bool quarantine_step(Partition& p, std::int64_t offset);
+  // Before the first record of an owner outside a quarantine: the marker says it began, so that
+  // its death from here on is counted. False when the producer was lost.
+  bool mark_started(Partition& p);
   // On a clean revocation: tombstones (or quarantine markers without a suspect) for `parts`.
   void stop_markers(std::span<Partition* const> parts, Clock::time_point deadline);
   void abort_all(Clock::time_point deadline);

@@ -30,10 +30,11 @@ std::vector<std::string_view> words(std::string_view text) {
 
 std::string encode(const Marker& marker) {
   if (marker.state == Marker::State::running) {
-    return fmt::format("running offset={} deaths={}", marker.offset, marker.deaths);
+    return fmt::format("running offset={} deaths={} started={}", marker.offset, marker.deaths,
+                       marker.started ? 1 : 0);
   }
-  return fmt::format("quarantine offset={} deaths={} suspect={} until={}", marker.offset,
-                     marker.deaths, marker.suspect, marker.until);
+  return fmt::format("quarantine offset={} deaths={} suspect={} until={} tries={}", marker.offset,
+                     marker.deaths, marker.suspect, marker.until, marker.tries);
 }
 
 std::optional<Marker> decode(std::string_view text, std::string& error) {
@@ -45,6 +46,7 @@ std::optional<Marker> decode(std::string_view text, std::string& error) {
   Marker marker;
   if (parts[0] == "running") {
     marker.state = Marker::State::running;
+    marker.started = true;  // a marker without the field counts its death, the safe side
   } else if (parts[0] == "quarantine") {
     marker.state = Marker::State::quarantine;
   } else {
@@ -70,6 +72,10 @@ std::optional<Marker> decode(std::string_view text, std::string& error) {
       marker.suspect = *value;
     } else if (name == "until") {
       marker.until = *value;
+    } else if (name == "tries") {
+      marker.tries = *value;
+    } else if (name == "started") {
+      marker.started = *value != 0;
     }
     // Unknown fields are ignored: a newer version may add some.
   }
@@ -88,7 +94,7 @@ StartDecision decide_start(const std::optional<Marker>& previous, std::int64_t c
                            bool input_waiting, std::int64_t deaths_to_quarantine,
                            std::int64_t range) {
   StartDecision d;
-  const Marker fresh{Marker::State::running, committed, 0, -1, -1};
+  const Marker fresh{.state = Marker::State::running, .offset = committed};
   // No marker: the last owner stopped cleanly. A marker behind the committed offset's past (the
   // group's offsets were reset backwards) says nothing about this range either.
   if (!previous || committed < previous->offset) {
@@ -97,37 +103,45 @@ StartDecision decide_start(const std::optional<Marker>& previous, std::int64_t c
   }
   const Marker& m = *previous;
   if (m.state == Marker::State::quarantine) {
-    if (m.suspect >= 0 && m.suspect == committed) {
-      // The last owner died while running this record alone.
-      d.convict = committed;
-      d.quarantine = true;
-      d.until = m.until;
-      d.deaths = m.deaths + 1;
-      return d;  // the marker stays: should this owner die too, the next one convicts again
-    }
-    if (committed < m.until) {
-      d.quarantine = true;
-      d.until = m.until;
-      d.deaths = m.deaths;
+    if (committed >= m.until) {
+      d.write = fresh;  // the quarantine is over
       return d;
     }
-    d.write = fresh;  // the quarantine is over
-    return d;
+    d.quarantine = true;
+    d.until = m.until;
+    d.deaths = m.deaths;
+    if (m.suspect >= 0 && m.suspect == committed) {
+      // The last owner died while running this record alone.
+      d.deaths = m.deaths + 1;
+      if (m.tries >= tries_to_convict) {
+        d.convict = committed;
+      } else {
+        d.suspect = committed;
+        d.tries = m.tries;
+      }
+    }
+    return d;  // the marker stays: the next one is written before the next record runs
   }
-  if (!input_waiting) {
-    // Nothing to process at the committed offset: whatever ended the last owner, it was not a
-    // record of this partition.
-    d.write = fresh;
+  if (!m.started || !input_waiting) {
+    // The last owner never processed a record, or there was none to process: whatever ended
+    // it, it was not a record of this partition. The count stands.
+    Marker same = fresh;
+    same.deaths = m.offset == committed ? m.deaths : 0;
+    d.deaths = same.deaths;
+    d.write = same;
     return d;
   }
   d.deaths = m.offset == committed ? m.deaths + 1 : 1;
   if (d.deaths >= deaths_to_quarantine) {
     d.quarantine = true;
     d.until = committed + range;
-    d.write = Marker{Marker::State::quarantine, committed, d.deaths, -1, d.until};
+    d.write = Marker{.state = Marker::State::quarantine,
+                     .offset = committed,
+                     .deaths = d.deaths,
+                     .until = d.until};
     return d;
   }
-  d.write = Marker{Marker::State::running, committed, d.deaths, -1, -1};
+  d.write = Marker{.state = Marker::State::running, .offset = committed, .deaths = d.deaths};
   return d;
 }
 

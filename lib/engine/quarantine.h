@@ -18,21 +18,26 @@
 // A new owner reads its marker after init_transactions (which settles the old owner's
 // transactions, markers included) and after the committed offset C:
 //   - no marker: the last owner left cleanly; start counting at C.
-//   - running, and input is waiting at C: the last owner died. It died at the same offset as
-//     the one before it when the marker's offset is C: one more death in a row, else the first.
-//     With `deaths` in a row, quarantine [C, C + max_records): the record that killed them was in
-//     the first transaction after C, which holds at most max_records records.
-//   - quarantine with suspect = C: the last owner died while running record C alone: C is
-//     convicted, handed to on_error with error class "crash" without running the transform.
+//   - running with started=1, and input is waiting at C: the last owner died after it began
+//     processing. It died at the same offset as the one before it when the marker's offset is C:
+//     one more death in a row, else the first. With `deaths` in a row, quarantine
+//     [C, C + max_records): the record that killed them was in the first transaction after C,
+//     which holds at most max_records records.
+//   - running with started=0: the last owner died before it processed a record (killed while
+//     starting); that death says nothing about the records and is not counted.
+//   - quarantine with suspect = C: the last owner died while running record C alone. The first
+//     time (tries=1), C is run alone once more; the second time, C is convicted: handed to
+//     on_error with error class "crash" without running the transform.
 //   - quarantine otherwise: go on with the quarantine from C (or end it at U).
-// In a quarantine the owner writes `suspect = o` before it runs record o, and commits o's
-// transaction (offset o + 1) before it writes the next marker. A clean stop writes a tombstone,
-// or in a quarantine the marker with no suspect, so that the next owner convicts nobody.
+// An owner that is not in a quarantine rewrites its marker with started=1 just before its first
+// record. In a quarantine it writes `suspect = o` before it runs record o, and commits o's
+// transaction (offset o + 1) before it writes the next marker. A clean stop writes a tombstone, or
+// in a quarantine the marker with no suspect, so that the next owner convicts nobody.
 //
-// Only the process's death is counted, and only where the partition had input waiting: a
-// partition that was idle cannot hold the killer. An external kill -9 counts as a death too; it
-// takes `deaths` of them in a row without progress to start a quarantine, and one more while a
-// record is running alone to convict that record.
+// An external kill -9 counts as a death too, when it comes after the owner began processing. To
+// convict an innocent record it takes `deaths` of them in a row, each before the first commit
+// after the owner began (commits come every commit interval), then two more, each while that one
+// record runs alone.
 #pragma once
 
 #include <cstdint>
@@ -49,6 +54,8 @@ struct Marker {
   std::int64_t deaths = 0;    // owners before this one that died without progress at `offset`
   std::int64_t suspect = -1;  // quarantine: the offset being run alone; -1: none
   std::int64_t until = -1;    // quarantine: the end (exclusive) of the range run one by one
+  std::int64_t tries = 0;     // quarantine: the times `suspect` has been run alone
+  bool started = false;       // running: the owner began processing records
 
   friend bool operator==(const Marker&, const Marker&) = default;
 };
@@ -65,7 +72,14 @@ struct StartDecision {
   std::int64_t until = -1;
   std::optional<std::int64_t> convict;  // hand this offset to on_error as class "crash"
   std::int64_t deaths = 0;          // deaths in a row counted so far
+  // In a quarantine: the offset the last owner died on while running it alone, and how often;
+  // the next marker naming it counts on from there.
+  std::int64_t suspect = -1;
+  std::int64_t tries = 0;
 };
+
+// Deaths while one record runs alone that convict it.
+inline constexpr std::int64_t tries_to_convict = 2;
 
 // `previous`: the marker found (nullopt: none, or a tombstone); `committed`: where this owner
 // starts (the committed offset, or the first offset when there is none); `input_waiting`: the

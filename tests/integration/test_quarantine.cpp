@@ -1,7 +1,8 @@
 // Crash-loop quarantine on the real broker: a plugin segfaults on one record. The process dies on
 // it after every restart until the markers show `deaths` deaths in a row at one offset; the next
-// owner runs the range one record per transaction, dies once more on the record, and the owner
-// after that dead-letters it with error class "crash". Everything else is in the output once.
+// owner runs the range one record per transaction and dies on the record; the next runs it alone
+// once more and dies again, and the owner after that dead-letters it with error class "crash".
+// Everything else is in the output once.
 #include <signal.h>
 
 #include <thread>
@@ -78,13 +79,14 @@ TEST_CASE("a record that crashes the process is quarantined and dead-lettered as
   CHECK(report.order_violations == 0);
   CHECK(report.ok());
 
-  // `deaths` in a row to start the quarantine, one more while the record ran alone; progress
+  // `deaths` in a row to start the quarantine, two more while the record ran alone; progress
   // committed between the first deaths may add a few.
-  CHECK(deaths >= deaths_to_quarantine + 1);
-  CHECK(deaths <= deaths_to_quarantine + 5);
+  CHECK(deaths >= deaths_to_quarantine + 2);
+  CHECK(deaths <= deaths_to_quarantine + 6);
   CHECK(service.log_count("deaths in a row at offset") >= 1);
   CHECK(service.log_count("one record per transaction") >= 1);
-  CHECK(service.log_count("died while running offset") == 1);
+  CHECK(service.log_count("(1 of 2): running it alone once more") == 1);
+  CHECK(service.log_count("died 2 times while running offset") == 1);
   CHECK(service.log_count("quarantine of offsets") >= 1);
 
   const auto letters = test::read_dead_letters(dlq);

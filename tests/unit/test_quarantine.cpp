@@ -32,20 +32,42 @@ std::string decode_error(std::string_view text) {
 constexpr std::int64_t K = 3;
 constexpr std::int64_t range = 100;
 
+// The marker of an owner that began processing at `offset`, after `deaths` deaths there.
+Marker began(std::int64_t offset, std::int64_t deaths) {
+  return Marker{.state = State::running, .offset = offset, .deaths = deaths, .started = true};
+}
+
+Marker written(std::int64_t offset, std::int64_t deaths) {
+  return Marker{.state = State::running, .offset = offset, .deaths = deaths};
+}
+
+Marker quarantine(std::int64_t offset, std::int64_t deaths, std::int64_t suspect,
+                  std::int64_t until, std::int64_t tries) {
+  return Marker{.state = State::quarantine,
+                .offset = offset,
+                .deaths = deaths,
+                .suspect = suspect,
+                .until = until,
+                .tries = tries};
+}
+
 }  // namespace
 
 TEST_CASE("markers survive encoding, and bad text is refused with a reason") {
-  const Marker running{State::running, 42, 2, -1, -1};
-  CHECK(encode(running) == "running offset=42 deaths=2");
+  const Marker running = began(42, 2);
+  CHECK(encode(running) == "running offset=42 deaths=2 started=1");
   CHECK(roundtrip(running) == running);
-  const Marker quarantine{State::quarantine, 100, 3, 117, 200};
-  CHECK(encode(quarantine) == "quarantine offset=100 deaths=3 suspect=117 until=200");
-  CHECK(roundtrip(quarantine) == quarantine);
+  CHECK(encode(written(7, 0)) == "running offset=7 deaths=0 started=0");
+  CHECK(roundtrip(written(7, 0)) == written(7, 0));
+  const Marker q = quarantine(100, 3, 117, 200, 1);
+  CHECK(encode(q) == "quarantine offset=100 deaths=3 suspect=117 until=200 tries=1");
+  CHECK(roundtrip(q) == q);
 
   std::string error;
   const auto extra = decode("running offset=5 deaths=1 later=7", error);
   REQUIRE(extra.has_value());  // a field a newer version adds is ignored
   CHECK(extra->offset == 5);
+  CHECK(extra->started);  // without the field, the death counts
 
   CHECK(decode_error("") == "an empty marker");
   CHECK(decode_error("sleeping offset=1").find("unknown marker state 'sleeping'") == 0);
@@ -58,51 +80,63 @@ TEST_CASE("markers survive encoding, and bad text is refused with a reason") {
 TEST_CASE("a clean stop or a first start counts nothing") {
   const auto d = decide_start(std::nullopt, 50, true, K, range);
   REQUIRE(d.write.has_value());
-  CHECK(*d.write == Marker{State::running, 50, 0, -1, -1});
+  CHECK(*d.write == written(50, 0));
   CHECK_FALSE(d.quarantine);
   CHECK_FALSE(d.convict.has_value());
   CHECK(d.deaths == 0);
 }
 
 TEST_CASE("deaths in a row at one offset start a quarantine of the next max_records records") {
-  // Owner 1 started at 50 and died there; so did owners 2 and 3.
-  std::optional<Marker> marker = Marker{State::running, 50, 0, -1, -1};
+  // Owner 1 began at 50 and died there; so did owners 2 and 3.
   for (std::int64_t death = 1; death < K; ++death) {
-    const auto d = decide_start(marker, 50, true, K, range);
+    const auto d = decide_start(began(50, death - 1), 50, true, K, range);
     CHECK(d.deaths == death);
     CHECK_FALSE(d.quarantine);
     REQUIRE(d.write.has_value());
-    CHECK(*d.write == Marker{State::running, 50, death, -1, -1});
-    marker = d.write;
+    CHECK(*d.write == written(50, death));
   }
-  const auto d = decide_start(marker, 50, true, K, range);
+  const auto d = decide_start(began(50, K - 1), 50, true, K, range);
   CHECK(d.deaths == K);
   CHECK(d.quarantine);
   CHECK(d.until == 150);
   CHECK_FALSE(d.convict.has_value());
   REQUIRE(d.write.has_value());
-  CHECK(*d.write == Marker{State::quarantine, 50, K, -1, 150});
+  CHECK(*d.write == quarantine(50, K, -1, 150, 0));
 }
 
 TEST_CASE("progress between deaths starts the count again") {
-  const auto d = decide_start(Marker{State::running, 50, 2, -1, -1}, 80, true, K, range);
+  const auto d = decide_start(began(50, 2), 80, true, K, range);
   CHECK(d.deaths == 1);
   CHECK_FALSE(d.quarantine);
   REQUIRE(d.write.has_value());
-  CHECK(*d.write == Marker{State::running, 80, 1, -1, -1});
+  CHECK(*d.write == written(80, 1));
 }
 
-TEST_CASE("a death with no input waiting is not the partition's") {
-  const auto d = decide_start(Marker{State::running, 50, 2, -1, -1}, 50, false, K, range);
-  CHECK(d.deaths == 0);
-  CHECK_FALSE(d.quarantine);
-  REQUIRE(d.write.has_value());
-  CHECK(*d.write == Marker{State::running, 50, 0, -1, -1});
+TEST_CASE("a death before the owner began, or with no input waiting, is not counted") {
+  const auto starting = decide_start(written(50, 2), 50, true, K, range);
+  CHECK(starting.deaths == 2);
+  CHECK_FALSE(starting.quarantine);
+  REQUIRE(starting.write.has_value());
+  CHECK(*starting.write == written(50, 2));
+
+  const auto idle = decide_start(began(50, 2), 50, false, K, range);
+  CHECK(idle.deaths == 2);
+  CHECK_FALSE(idle.quarantine);
+  REQUIRE(idle.write.has_value());
+  CHECK(*idle.write == written(50, 2));
 }
 
-TEST_CASE("a death while a record runs alone convicts that record, and only that one") {
-  const Marker running_alone{State::quarantine, 50, 3, 57, 150};
-  const auto convicted = decide_start(running_alone, 57, true, K, range);
+TEST_CASE("two deaths while a record runs alone convict that record, and only that one") {
+  // The first death on 57: it runs alone once more, and the next marker names it a second time.
+  const auto again = decide_start(quarantine(50, 3, 57, 150, 1), 57, true, K, range);
+  CHECK_FALSE(again.convict.has_value());
+  CHECK(again.quarantine);
+  CHECK(again.until == 150);
+  CHECK(again.suspect == 57);
+  CHECK(again.tries == 1);
+  CHECK_FALSE(again.write.has_value());
+
+  const auto convicted = decide_start(quarantine(50, 4, 57, 150, 2), 57, true, K, range);
   REQUIRE(convicted.convict.has_value());
   CHECK(*convicted.convict == 57);
   CHECK(convicted.quarantine);
@@ -110,32 +144,33 @@ TEST_CASE("a death while a record runs alone convicts that record, and only that
   CHECK_FALSE(convicted.write.has_value());  // kept, so a death now convicts 57 again
 
   // Died after 57 was committed and before 58's marker: nothing is convicted.
-  const auto after = decide_start(running_alone, 58, true, K, range);
+  const auto after = decide_start(quarantine(50, 3, 57, 150, 2), 58, true, K, range);
   CHECK_FALSE(after.convict.has_value());
+  CHECK(after.suspect == -1);
   CHECK(after.quarantine);
   CHECK(after.until == 150);
 
   // A clean stop in a quarantine leaves no suspect: the next owner goes on with it.
-  const auto paused = decide_start(Marker{State::quarantine, 50, 3, -1, 150}, 57, true, K, range);
+  const auto paused = decide_start(quarantine(50, 3, -1, 150, 0), 57, true, K, range);
   CHECK_FALSE(paused.convict.has_value());
   CHECK(paused.quarantine);
 }
 
 TEST_CASE("a quarantine ends at its end, and a reset of the group's offsets ends it too") {
-  const auto over = decide_start(Marker{State::quarantine, 50, 3, -1, 150}, 150, true, K, range);
+  const auto over = decide_start(quarantine(50, 3, -1, 150, 0), 150, true, K, range);
   CHECK_FALSE(over.quarantine);
   REQUIRE(over.write.has_value());
-  CHECK(*over.write == Marker{State::running, 150, 0, -1, -1});
+  CHECK(*over.write == written(150, 0));
 
-  const auto reset = decide_start(Marker{State::quarantine, 50, 3, 60, 150}, 10, true, K, range);
+  const auto reset = decide_start(quarantine(50, 3, 60, 150, 2), 10, true, K, range);
   CHECK_FALSE(reset.quarantine);
   CHECK_FALSE(reset.convict.has_value());
   REQUIRE(reset.write.has_value());
-  CHECK(*reset.write == Marker{State::running, 10, 0, -1, -1});
+  CHECK(*reset.write == written(10, 0));
 }
 
 TEST_CASE("K = 1 quarantines after the first death") {
-  const auto d = decide_start(Marker{State::running, 7, 0, -1, -1}, 7, true, 1, 10);
+  const auto d = decide_start(began(7, 0), 7, true, 1, 10);
   CHECK(d.quarantine);
   CHECK(d.until == 17);
 }
