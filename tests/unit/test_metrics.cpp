@@ -5,7 +5,9 @@
 #include <string>
 
 #include "exactly/version.h"
+#include "ops/health.h"
 #include "ops/metrics.h"
+#include "ops/observer.h"
 #include "ops/stats.h"
 
 using namespace exactly::ops;
@@ -183,4 +185,36 @@ TEST_CASE("producer statistics: retries counted by delta, in-flight summed over 
   // Partition 1 goes, and its producer's requests with it.
   m.remove_partition("payments", 1);
   CHECK(contains(m.serialize(), "exactly_producer_requests_in_flight 0"));
+}
+
+TEST_CASE("the observer's statistics handlers feed metrics and tell health about waiting input") {
+  Metrics m;
+  const auto t0 = Health::Clock::now();
+  Health h(std::chrono::hours{1}, 10s, t0);
+  h.set_assignment(1);
+  h.set_producers_ready(1);
+  h.polled(t0, false);
+  m.add_partition("payments", 0);
+  const Observer observer{m, h};
+
+  const auto consumer = consumer_statistics(observer);
+  consumer(R"({"topics": {"payments": {"partitions": {
+      "0": {"hi_offset": 90, "ls_offset": 80, "app_offset": 50},
+      "-1": {"hi_offset": -1001}}}}})");
+  CHECK(contains(m.serialize(), "exactly_consumer_lag_records{partition=\"0\",topic=\"payments\"} 30"));
+  CHECK_FALSE(h.readiness(t0 + 11s).ok);  // input waiting, nothing committed
+
+  consumer(R"({"topics": {"payments": {"partitions": {
+      "0": {"hi_offset": 90, "ls_offset": 80, "app_offset": 80}}}}})");
+  CHECK(h.readiness(t0 + 11s).ok);  // caught up
+
+  consumer("not json");  // logged once, otherwise ignored
+  consumer("not json");
+  CHECK(h.readiness(t0 + 11s).ok);
+
+  const auto producer = producer_statistics(observer, 0);
+  producer(R"({"name": "exactly#producer-1", "brokers": {"b": {"waitresp_cnt": 2, "txretries": 3}}})");
+  const std::string text = m.serialize();
+  CHECK(contains(text, "exactly_producer_retries_total 3"));
+  CHECK(contains(text, "exactly_producer_requests_in_flight 2"));
 }
