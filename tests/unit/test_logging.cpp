@@ -2,9 +2,9 @@
 #include <doctest/doctest.h>
 
 #include <memory>
-#include <regex>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -20,6 +20,17 @@ std::vector<std::string> lines_of(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
+}
+
+// "2024-05-01T12:00:00.123Z". (Not std::regex: GCC 12 warns inside it under the sanitizers.)
+bool is_iso8601_utc_millis(const std::string& t) {
+  constexpr std::string_view shape = "dddd-dd-ddTdd:dd:dd.dddZ";
+  if (t.size() != shape.size()) return false;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const bool ok = shape[i] == 'd' ? (t[i] >= '0' && t[i] <= '9') : t[i] == shape[i];
+    if (!ok) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -49,14 +60,13 @@ TEST_CASE("every message becomes exactly one line of valid JSON, escaped as need
 
   const auto lines = lines_of(out.str());
   REQUIRE(lines.size() == messages.size() + 2);
-  const std::regex iso8601_utc(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)");
   for (std::size_t i = 0; i < lines.size(); ++i) {
     CAPTURE(lines[i]);
     const auto j = nlohmann::json::parse(lines[i], nullptr, false);
     REQUIRE_FALSE(j.is_discarded());
     REQUIRE(j.is_object());
     CHECK(j.size() == 4);
-    CHECK(std::regex_match(j.at("time").get<std::string>(), iso8601_utc));
+    CHECK(is_iso8601_utc_millis(j.at("time").get<std::string>()));
     CHECK(j.at("logger") == "exactly");
     if (i < messages.size()) {
       CHECK(j.at("level") == "info");
