@@ -156,7 +156,8 @@ std::unique_ptr<HttpServer> HttpServer::start(std::string_view listen, const Met
     server->server_ = std::make_unique<CivetServer>(options, &callbacks);
   } catch (const std::exception& e) {
     startup_messages = nullptr;
-    error = fmt::format("cannot listen on '{}': {}", listen, messages.empty() ? e.what() : messages);
+    error = fmt::format("cannot listen on '{}': {}", listen,
+                        messages.empty() ? e.what() : messages);
     return nullptr;
   }
   startup_messages = nullptr;

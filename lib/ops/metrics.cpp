@@ -46,7 +46,8 @@ template <std::size_t N, class E>
 std::array<Counter*, N> by_reason(Family<Counter>& family, const std::array<E, N>& reasons) {
   std::array<Counter*, N> out{};
   for (const E reason : reasons) {
-    out[static_cast<std::size_t>(reason)] = &family.Add({{"reason", std::string{to_string(reason)}}});
+    out[static_cast<std::size_t>(reason)] =
+        &family.Add({{"reason", std::string{to_string(reason)}}});
   }
   return out;
 }

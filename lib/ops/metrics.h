@@ -6,9 +6,8 @@
 // fixed sets of reasons, kinds and actions. Keys and offsets are never labels.
 //
 // The seed's five monitoring items, as PromQL over these families:
-//   transaction-abort-rate  sum(rate(exactly_transactions_aborted_total[5m]))
-//                           (by (reason) to see why; over rate(exactly_transactions_committed_total)
-//                           for the fraction of transactions that end in an abort)
+//   transaction-abort-rate  sum(rate(exactly_transactions_aborted_total[5m])); by (reason) says
+//                           why; divided by itself plus the commit rate, the share aborted
 //   record-retry-rate       rate(exactly_producer_retries_total[5m]): librdkafka's request
 //                           retries (brokers.*.txretries) of every transactional producer
 //   requests-in-flight      exactly_producer_requests_in_flight: produce-side requests sent and

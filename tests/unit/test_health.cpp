@@ -26,7 +26,7 @@ void make_ready(Health& h) {
 
 }  // namespace
 
-TEST_CASE("liveness: busy with progress is alive; busy without progress past stalled_after is not") {
+TEST_CASE("liveness: busy without progress for longer than stalled_after is not alive") {
   Health h(10s, 30s, t0);
   CHECK(h.liveness(t0).ok);
   CHECK(h.liveness(t0 + 10s).ok);  // at the limit, still fine

@@ -161,7 +161,8 @@ TEST_CASE("consumer statistics set lag and LSO gap of assigned partitions only")
   unknown.partitions.push_back(partition("payments", 0, -1, -1, -1));
   CHECK_FALSE(m.apply_consumer_statistics(unknown));
   // An unknown reading keeps the last known value rather than claiming zero.
-  CHECK(contains(m.serialize(), "exactly_consumer_lag_records{partition=\"0\",topic=\"payments\"} 60"));
+  CHECK(contains(m.serialize(),
+                 "exactly_consumer_lag_records{partition=\"0\",topic=\"payments\"} 60"));
 }
 
 TEST_CASE("producer statistics: retries counted by delta, in-flight summed over producers") {
@@ -201,7 +202,8 @@ TEST_CASE("the observer's statistics handlers feed metrics and tell health about
   consumer(R"({"topics": {"payments": {"partitions": {
       "0": {"hi_offset": 90, "ls_offset": 80, "app_offset": 50},
       "-1": {"hi_offset": -1001}}}}})");
-  CHECK(contains(m.serialize(), "exactly_consumer_lag_records{partition=\"0\",topic=\"payments\"} 30"));
+  CHECK(contains(m.serialize(),
+                 "exactly_consumer_lag_records{partition=\"0\",topic=\"payments\"} 30"));
   CHECK_FALSE(h.readiness(t0 + 11s).ok);  // input waiting, nothing committed
 
   consumer(R"({"topics": {"payments": {"partitions": {
@@ -213,7 +215,8 @@ TEST_CASE("the observer's statistics handlers feed metrics and tell health about
   CHECK(h.readiness(t0 + 11s).ok);
 
   const auto producer = producer_statistics(observer, 0);
-  producer(R"({"name": "exactly#producer-1", "brokers": {"b": {"waitresp_cnt": 2, "txretries": 3}}})");
+  producer(R"({"name": "exactly#producer-1",
+                "brokers": {"b": {"waitresp_cnt": 2, "txretries": 3}}})");
   const std::string text = m.serialize();
   CHECK(contains(text, "exactly_producer_retries_total 3"));
   CHECK(contains(text, "exactly_producer_requests_in_flight 2"));
