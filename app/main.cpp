@@ -7,12 +7,12 @@
 #include <cstdio>
 #include <ctime>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "config/config.h"
@@ -20,6 +20,11 @@
 #include "exactly/version.h"
 #include "kafka/admin.h"
 #include "kafka/plain_producer.h"
+#include "ops/health.h"
+#include "ops/http_server.h"
+#include "ops/logging.h"
+#include "ops/metrics.h"
+#include "ops/observer.h"
 #include "ops/signals.h"
 #include "plugin/builtins.h"
 #include "plugin/loader.h"
@@ -34,12 +39,8 @@ using exactly::engine::exit_ok;
 
 namespace {
 
-void setup_logging(const std::string& level) {
-  auto logger = spdlog::stderr_color_mt("exactly");
-  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v");
-  spdlog::set_default_logger(logger);
-  spdlog::set_level(spdlog::level::from_str(level));
-  spdlog::flush_on(spdlog::level::info);
+void setup_logging(const exactly::config::Config& config) {
+  exactly::ops::setup_logging(config.log.level, config.log.json);
 }
 
 constexpr const char* usage = R"(exactly: Kafka-to-Kafka exactly-once read-process-write service
@@ -93,7 +94,7 @@ exactly::kafka::Properties client_properties(const exactly::config::Config& conf
 int cmd_run(const po::variables_map& vm) {
   auto config = load_config(vm);
   if (!config) return exit_config;
-  setup_logging(config->log.level);
+  setup_logging(*config);
   exactly::transforms::CreateResult created;
   std::string transform_version = exactly::version;
   if (!config->transform.plugin.empty()) {
@@ -116,6 +117,24 @@ int cmd_run(const po::variables_map& vm) {
     spdlog::error("refusing to start: transform '{}': {}", config->transform.name, created.error);
     return exit_config;
   }
+  // Declared before the server, so the server stops before they go.
+  exactly::ops::Metrics metrics;
+  exactly::ops::Health health(config->health.stalled_after, config->health.commit_age,
+                              exactly::ops::Health::Clock::now());
+  // What the engine will report to, once it takes one. Until then the metrics stay at zero, and
+  // health never sees progress: /readyz stays 503 and /healthz turns 503 after stalled_after.
+  [[maybe_unused]] const exactly::ops::Observer observer{metrics, health};
+  std::unique_ptr<exactly::ops::HttpServer> http;
+  if (!config->metrics.listen.empty()) {
+    std::string error;
+    http = exactly::ops::HttpServer::start(config->metrics.listen, metrics, health, error);
+    if (!http) {
+      spdlog::error("refusing to start: metrics.listen: {}", error);
+      return exit_config;
+    }
+    spdlog::info("serving /metrics, /healthz and /readyz on {} (port {})", config->metrics.listen,
+                 http->port());
+  }
   const auto& signals = exactly::ops::install_signal_handlers();
   spdlog::info("exactly {} starting: config {}, transform '{}'", exactly::version, config->source,
                config->transform.name);
@@ -127,7 +146,7 @@ int cmd_run(const po::variables_map& vm) {
 int cmd_produce_sample(const po::variables_map& vm) {
   auto config = load_config(vm);
   if (!config) return exit_config;
-  setup_logging(config->log.level);
+  setup_logging(*config);
   const auto count = vm["count"].as<std::uint64_t>();
   const auto start = vm["start"].as<std::uint64_t>();
   auto props = client_properties(*config);
@@ -179,7 +198,7 @@ int cmd_verify(const po::variables_map& vm) {
     std::cerr << "exactly verify: needs --config FILE, or --bootstrap-servers, --input and --output\n";
     return exit_config;
   }
-  setup_logging("warn");
+  exactly::ops::setup_logging("warn", false);
   auto result = exactly::verify::audit_topics(options);
   if (const auto* error = std::get_if<std::string>(&result)) {
     std::cerr << "exactly verify: " << *error << "\n";
@@ -232,7 +251,7 @@ int cmd_plugins(const po::variables_map& vm) {
 int cmd_create_topics(const po::variables_map& vm) {
   auto config = load_config(vm);
   if (!config) return exit_config;
-  setup_logging(config->log.level);
+  setup_logging(*config);
   const int partitions = vm["partitions"].as<int>();
   const int rf = vm["replication-factor"].as<int>();
   std::vector<exactly::kafka::NewTopic> topics{{config->pipeline.input_topic, partitions, rf, {}},

@@ -1,3 +1,6 @@
+#include <exception>
+#include <string_view>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -50,6 +53,23 @@ ConfHandle make_conf(const Properties& properties, std::string& error) {
   rd_kafka_conf_set_log_cb(conf.get(), log_cb);
   rd_kafka_conf_set_error_cb(conf.get(), error_cb);
   return conf;
+}
+
+int deliver_statistics(const StatsCallback& callback, const char* json, std::size_t size) noexcept {
+  try {
+    if (callback) callback(std::string_view{json, size});
+  } catch (const std::exception& e) {
+    try {
+      spdlog::warn("statistics callback failed: {}", e.what());
+    } catch (...) {
+    }
+  } catch (...) {
+    try {
+      spdlog::warn("statistics callback failed with an unknown exception");
+    } catch (...) {
+    }
+  }
+  return 0;
 }
 
 KafkaHandle make_client(rd_kafka_type_t type, ConfHandle& conf, std::string& error) {

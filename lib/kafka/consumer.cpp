@@ -20,6 +20,10 @@ void rebalance_trampoline(rd_kafka_t* /*rk*/, rd_kafka_resp_err_t err,
   static_cast<Consumer*>(opaque)->handle_rebalance(static_cast<int>(err), partitions);
 }
 
+int stats_trampoline(rd_kafka_t* /*rk*/, char* json, std::size_t size, void* opaque) noexcept {
+  return deliver_statistics(static_cast<Consumer*>(opaque)->stats_callback(), json, size);
+}
+
 std::vector<std::int32_t> partitions_of(const rd_kafka_topic_partition_list_t* list) {
   std::vector<std::int32_t> out;
   out.reserve(static_cast<std::size_t>(list->cnt));
@@ -93,7 +97,8 @@ void Message::headers(std::vector<HeaderView>& out) const {
 }
 
 std::unique_ptr<Consumer> Consumer::create(const Properties& properties, std::string topic,
-                                           RebalanceHandler& handler, std::string& error) {
+                                           RebalanceHandler& handler, std::string& error,
+                                           StatsCallback stats) {
   Properties all = properties;
   all.emplace_back("isolation.level", "read_committed");
   all.emplace_back("enable.auto.commit", "false");
@@ -106,6 +111,10 @@ std::unique_ptr<Consumer> Consumer::create(const Properties& properties, std::st
   consumer->handler_ = &handler;
   rd_kafka_conf_set_opaque(conf.get(), consumer.get());
   rd_kafka_conf_set_rebalance_cb(conf.get(), rebalance_trampoline);
+  if (stats) {
+    consumer->stats_ = std::move(stats);
+    rd_kafka_conf_set_stats_cb(conf.get(), stats_trampoline);
+  }
   KafkaHandle rk = make_client(RD_KAFKA_CONSUMER, conf, error);
   if (!rk) return nullptr;
   // Serve every event (rebalances, errors) from the consumer queue, in poll().

@@ -64,8 +64,10 @@ class Message {
 
 class Consumer {
  public:
+  // `stats`, if set, receives librdkafka's statistics (see StatsCallback).
   static std::unique_ptr<Consumer> create(const Properties& properties, std::string topic,
-                                          RebalanceHandler& handler, std::string& error);
+                                          RebalanceHandler& handler, std::string& error,
+                                          StatsCallback stats = {});
   ~Consumer();
   Consumer(const Consumer&) = delete;
   Consumer& operator=(const Consumer&) = delete;
@@ -110,6 +112,8 @@ class Consumer {
 
   // For the rebalance trampoline only.
   void handle_rebalance(int err, void* partitions) noexcept;
+  // For the statistics trampoline only.
+  [[nodiscard]] const StatsCallback& stats_callback() const { return stats_; }
 
  private:
   Consumer() = default;
@@ -117,6 +121,7 @@ class Consumer {
   std::string topic_;
   RebalanceHandler* handler_ = nullptr;
   std::string failure_;
+  StatsCallback stats_;
 };
 
 }  // namespace exactly::kafka

@@ -15,22 +15,37 @@
 
 namespace exactly::kafka {
 
+namespace {
+
+int stats_trampoline(rd_kafka_t* /*rk*/, char* json, std::size_t size, void* opaque) noexcept {
+  return deliver_statistics(static_cast<TransactionalProducer*>(opaque)->stats_callback(), json,
+                            size);
+}
+
+}  // namespace
+
 GroupMetadata::~GroupMetadata() {
   if (raw_ != nullptr) rd_kafka_consumer_group_metadata_destroy(raw_);
 }
 
 std::unique_ptr<TransactionalProducer> TransactionalProducer::create(
     const Properties& properties, const std::string& transactional_id,
-    const std::vector<std::string>& topics, std::string& error) {
+    const std::vector<std::string>& topics, std::string& error, StatsCallback stats) {
   Properties all = properties;
   all.emplace_back("transactional.id", transactional_id);
   all.emplace_back("enable.idempotence", "true");
   all.emplace_back("acks", "all");
   ConfHandle conf = make_conf(all, error);
   if (!conf) return nullptr;
+  // Made before the client, since the client's callbacks get it as their opaque.
+  std::unique_ptr<TransactionalProducer> producer{new TransactionalProducer()};
+  if (stats) {
+    producer->stats_ = std::move(stats);
+    rd_kafka_conf_set_opaque(conf.get(), producer.get());
+    rd_kafka_conf_set_stats_cb(conf.get(), stats_trampoline);
+  }
   KafkaHandle rk = make_client(RD_KAFKA_PRODUCER, conf, error);
   if (!rk) return nullptr;
-  std::unique_ptr<TransactionalProducer> producer{new TransactionalProducer()};
   producer->rk_ = rk.release();
   producer->transactional_id_ = transactional_id;
   for (const auto& name : topics) {

@@ -36,10 +36,12 @@ class TransactionalProducer {
  public:
   // `properties` are applied in order; the transactional.id is ours. `topics` are the topics it
   // writes to (the output first, then the dead-letter topic if any), chosen per record by index.
+  // `stats`, if set, receives librdkafka's statistics (see StatsCallback).
   static std::unique_ptr<TransactionalProducer> create(const Properties& properties,
                                                        const std::string& transactional_id,
                                                        const std::vector<std::string>& topics,
-                                                       std::string& error);
+                                                       std::string& error,
+                                                       StatsCallback stats = {});
   ~TransactionalProducer();
   TransactionalProducer(const TransactionalProducer&) = delete;
   TransactionalProducer& operator=(const TransactionalProducer&) = delete;
@@ -60,12 +62,16 @@ class TransactionalProducer {
   // Serves delivery reports and error callbacks; never blocks longer than `timeout`.
   void poll(std::chrono::milliseconds timeout = std::chrono::milliseconds{0});
 
+  // For the statistics trampoline only.
+  [[nodiscard]] const StatsCallback& stats_callback() const { return stats_; }
+
  private:
   TransactionalProducer() = default;
   rd_kafka_s* rk_ = nullptr;
   std::vector<rd_kafka_topic_s*> topics_;
   std::string transactional_id_;
   std::vector<std::string> header_names_;  // NUL-terminated copies of header names, reused
+  StatsCallback stats_;
 };
 
 }  // namespace exactly::kafka
