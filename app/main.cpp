@@ -1,9 +1,11 @@
 // `exactly`: the command line. Parses, loads, hands over to lib/; nothing else lives here.
 //
 //   exactly run --config FILE [--set key=value ...]
+//   exactly check --config FILE [--set key=value ...] [--lso-window-ms MS]
 //   exactly produce-sample --config FILE --count N [--start I]
 //   exactly verify --config FILE | --bootstrap-servers B --input T --output T
 //   exactly create-topics --config FILE --partitions N [--replication-factor R]
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
@@ -15,6 +17,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "check/check.h"
 #include "config/config.h"
 #include "engine/engine.h"
 #include "exactly/version.h"
@@ -47,7 +50,18 @@ constexpr const char* usage = R"(exactly: Kafka-to-Kafka exactly-once read-proce
 
 Usage:
   exactly run --config FILE [--set KEY=VALUE ...]
-      Run the pipeline the config names, until SIGTERM or SIGINT.
+      Run the pipeline the config names, until SIGTERM or SIGINT. Checks items 1, 3 and 4
+      of `check` first and refuses to start (exit 2) on a fail.
+  exactly check --config FILE [--set KEY=VALUE ...] [--lso-window-ms MS]
+      Hold the config against the live cluster and print a checklist, one [pass], [warn] or
+      [fail] line per finding: 1. input, output and dead-letter topics exist (with
+      partitioning = "input", enough output partitions); 2. replication factor and
+      min.insync.replicas of the topics written; 3. the brokers' transaction.max.timeout.ms
+      >= transactions.timeout_ms; 4. commit interval and commit timeout fit in the
+      transaction timeout, which is below max.poll.interval.ms; 5. input partitions held by
+      an open upstream transaction (last stable offset not moving for MS, default 3000);
+      6. the quarantine marker topic; 7. ACLs. Exit 0 without a fail, 1 with one, 2 for a
+      bad config or a cluster that does not answer.
   exactly produce-sample --config FILE --count N [--start I]
       Write N sample payment events (ids payment-I .. payment-(I+N-1)) to the input topic.
   exactly verify --config FILE [--input T] [--output T] [--dlq T] [--bootstrap-servers B]
@@ -91,10 +105,29 @@ exactly::kafka::Properties client_properties(const exactly::config::Config& conf
   return props;
 }
 
+// The fatal subset of `exactly check` (items 1, 3, 4): what would otherwise fail at the first
+// partition or the first transaction is refused now, in the checklist's words.
+bool preflight(const exactly::config::Config& config) {
+  const auto result = exactly::check::check_startup(config, {});
+  if (result.error) {
+    spdlog::error("refusing to start: {}", *result.error);
+    return false;
+  }
+  for (const auto& line : result.lines) {
+    if (line.status == exactly::check::Status::fail) {
+      spdlog::error("refusing to start: {}", exactly::check::format(line));
+    } else if (line.status == exactly::check::Status::warn) {
+      spdlog::warn("{}", exactly::check::format(line));
+    }
+  }
+  return !result.failed();
+}
+
 int cmd_run(const po::variables_map& vm) {
   auto config = load_config(vm);
   if (!config) return exit_config;
   setup_logging(*config);
+  if (!preflight(*config)) return exit_config;
   exactly::transforms::CreateResult created;
   std::string transform_version = exactly::version;
   if (!config->transform.plugin.empty()) {
@@ -141,6 +174,36 @@ int cmd_run(const po::variables_map& vm) {
   exactly::ops::ShutdownGuard guard(signals, config->shutdown_timeout);
   exactly::engine::Engine engine(*config, *created.transform, transform_version);
   return engine.run(signals);
+}
+
+int cmd_check(const po::variables_map& vm) {
+  auto config = load_config(vm);
+  if (!config) return exit_config;
+  const int window = vm["lso-window-ms"].as<int>();
+  if (window < 0) {
+    std::cerr << "exactly check: --lso-window-ms must not be negative\n";
+    return exit_config;
+  }
+  // The checklist goes to stdout; librdkafka's own warnings and errors to stderr.
+  exactly::ops::setup_logging("warn", config->log.json);
+  exactly::check::Options options;
+  options.lso_window = std::chrono::milliseconds{window};
+  const auto result =
+      exactly::check::check_all(*config, options, [](const exactly::check::Line& line) {
+        std::cout << exactly::check::format(line) << std::endl;
+      });
+  if (result.error) {
+    std::cerr << "exactly check: " << *result.error << "\n";
+    return exit_config;
+  }
+  const auto count = [&](exactly::check::Status status) {
+    return std::count_if(result.lines.begin(), result.lines.end(),
+                         [&](const exactly::check::Line& line) { return line.status == status; });
+  };
+  std::cout << fmt::format("{} pass, {} warn, {} fail\n", count(exactly::check::Status::pass),
+                           count(exactly::check::Status::warn),
+                           count(exactly::check::Status::fail));
+  return result.failed() ? exit_failure : exit_ok;
 }
 
 int cmd_produce_sample(const po::variables_map& vm) {
@@ -278,6 +341,8 @@ int main(int argc, char** argv) {
         ("version", "print the version")
         ("config,c", po::value<std::string>(), "the pipeline's TOML file")
         ("set", po::value<std::vector<std::string>>()->composing(), "override a config key: KEY=VALUE")
+        ("lso-window-ms", po::value<int>()->default_value(3000),
+         "check: how long to watch the input's last stable offsets")
         ("count", po::value<std::uint64_t>()->default_value(1000), "produce-sample: how many events")
         ("start", po::value<std::uint64_t>()->default_value(0), "produce-sample: the first event's index")
         ("bootstrap-servers", po::value<std::string>(), "verify: the cluster")
@@ -308,6 +373,7 @@ int main(int argc, char** argv) {
     }
     const std::string command = vm["command"].as<std::string>();
     if (command == "run") return cmd_run(vm);
+    if (command == "check") return cmd_check(vm);
     if (command == "produce-sample") return cmd_produce_sample(vm);
     if (command == "verify") return cmd_verify(vm);
     if (command == "create-topics") return cmd_create_topics(vm);
