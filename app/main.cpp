@@ -154,9 +154,7 @@ int cmd_run(const po::variables_map& vm) {
   exactly::ops::Metrics metrics;
   exactly::ops::Health health(config->health.stalled_after, config->health.commit_age,
                               exactly::ops::Health::Clock::now());
-  // What the engine will report to, once it takes one. Until then the metrics stay at zero, and
-  // health never sees progress: /readyz stays 503 and /healthz turns 503 after stalled_after.
-  [[maybe_unused]] const exactly::ops::Observer observer{metrics, health};
+  const exactly::ops::Observer observer{metrics, health};
   std::unique_ptr<exactly::ops::HttpServer> http;
   if (!config->metrics.listen.empty()) {
     std::string error;
@@ -172,7 +170,7 @@ int cmd_run(const po::variables_map& vm) {
   spdlog::info("exactly {} starting: config {}, transform '{}'", exactly::version, config->source,
                config->transform.name);
   exactly::ops::ShutdownGuard guard(signals, config->shutdown_timeout);
-  exactly::engine::Engine engine(*config, *created.transform, transform_version);
+  exactly::engine::Engine engine(*config, *created.transform, transform_version, observer);
   return engine.run(signals);
 }
 

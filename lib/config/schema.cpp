@@ -57,7 +57,7 @@ constexpr std::array<std::string_view, 2> log_formats{"plain", "json"};
 
 constexpr std::int64_t hour_ms = 3'600'000;
 
-// "host:port" with a port in 1..65535; the host may be empty (all interfaces) or a bracketed
+// "host:port" with a port in 0..65535 (0: any free port, which the service logs); the host may be empty (all interfaces) or a bracketed
 // IPv6 address. "" turns the listener off.
 std::optional<std::string> listen_address(std::string_view text) {
   if (text.empty()) return std::nullopt;
@@ -69,12 +69,12 @@ std::optional<std::string> listen_address(std::string_view text) {
   int value = 0;
   for (const char c : port) {
     if (c < '0' || c > '9' || value > 65535) {
-      return fmt::format("the port of '{}' is not a number from 1 to 65535", text);
+      return fmt::format("the port of '{}' is not a number from 0 to 65535", text);
     }
     value = value * 10 + (c - '0');
   }
-  if (port.empty() || value < 1 || value > 65535) {
-    return fmt::format("the port of '{}' is not a number from 1 to 65535", text);
+  if (port.empty() || value > 65535) {
+    return fmt::format("the port of '{}' is not a number from 0 to 65535", text);
   }
   return std::nullopt;
 }
@@ -319,9 +319,9 @@ constexpr std::array metrics_keys{
     Key{.name = "listen",
         .value = R"("0.0.0.0:9464")",
         .description = "host:port serving /metrics (Prometheus text format), /healthz and\n"
-                       "/readyz. \"\" turns the listener off.",
+                       "/readyz. \"\" turns the listener off; port 0 takes any free port (logged).",
         .check = listen_address,
-        .constraint = "\"host:port\" with a port from 1 to 65535, or \"\".",
+        .constraint = "\"host:port\" with a port from 0 to 65535, or \"\".",
         .store = [](Config& c, const Value& v) { c.metrics.listen = v.text; }},
 };
 

@@ -41,6 +41,27 @@ void append(kafka::Properties& to, const kafka::Properties& from) {
   to.insert(to.end(), from.begin(), from.end());
 }
 
+ops::ErrorKind kind_of(const kafka::Error& e) {
+  if (e.fenced()) return ops::ErrorKind::fenced;
+  switch (e.kind()) {
+    case kafka::ErrorKind::retriable: return ops::ErrorKind::retriable;
+    case kafka::ErrorKind::abortable: return ops::ErrorKind::abortable;
+    case kafka::ErrorKind::fatal: return ops::ErrorKind::fatal;
+    default: return ops::ErrorKind::other;
+  }
+}
+
+ops::Observer make_observer(std::optional<ops::Observer> given,
+                            std::unique_ptr<ops::Metrics>& own_metrics,
+                            std::unique_ptr<ops::Health>& own_health,
+                            const config::Config& config) {
+  if (given) return *given;
+  own_metrics = std::make_unique<ops::Metrics>();
+  own_health = std::make_unique<ops::Health>(config.health.stalled_after,
+                                             config.health.commit_age, Clock::now());
+  return ops::Observer{*own_metrics, *own_health};
+}
+
 }  // namespace
 
 std::string transactional_id(const std::string& prefix, const std::string& input_topic,
@@ -57,6 +78,8 @@ kafka::Properties consumer_properties(const config::Config& config) {
       {"auto.offset.reset", "earliest"},
       // Eager protocols only (DESIGN.md item 7): cooperative-sticky is unsafe in librdkafka 2.0.2.
       {"partition.assignment.strategy", "range,roundrobin"},
+      // Lag and the last stable offset of each partition come from librdkafka's statistics.
+      {"statistics.interval.ms", "5000"},
   };
   append(props, config.librdkafka_common);
   append(props, config.librdkafka_consumer);
@@ -75,6 +98,8 @@ kafka::Properties producer_properties(const config::Config& config) {
       // request then gets CONCURRENT_TRANSACTIONS and waits this long (100 ms by default, as long
       // as a whole default commit interval).
       {"retry.backoff.ms", "20"},
+      // Retries and requests in flight come from librdkafka's statistics.
+      {"statistics.interval.ms", "5000"},
   };
   append(props, config.librdkafka_common);
   append(props, config.librdkafka_producer);
@@ -82,9 +107,10 @@ kafka::Properties producer_properties(const config::Config& config) {
 }
 
 Engine::Engine(const config::Config& config, transforms::Transform& transform,
-               std::string transform_version)
+               std::string transform_version, std::optional<ops::Observer> observer)
     : config_(config),
       transform_(transform),
+      observer_(make_observer(observer, own_metrics_, own_health_, config)),
       transform_version_(transform_version.empty() ? std::string{exactly::version}
                                                    : std::move(transform_version)),
       limits_{config.transactions.commit_interval, config.transactions.max_records,
@@ -102,6 +128,8 @@ Engine::~Engine() {
 void Engine::fail(std::string message, int code) {
   if (!stop_code_) {
     spdlog::error("{}", message);
+    observer_.health.set_fatal(message);
+    observer_.metrics.error(ops::ErrorKind::other, ops::ErrorAction::stop);
     stop_code_ = code;
     stop_reason_ = std::move(message);
   }
@@ -243,7 +271,7 @@ int Engine::run(const std::atomic<int>& signals) {
   signals_ = &signals;
   std::string error;
   consumer_ = kafka::Consumer::create(consumer_properties(config_), config_.pipeline.input_topic,
-                                      *this, error);
+                                      *this, error, ops::consumer_statistics(observer_));
   if (!consumer_) {
     spdlog::error("refusing to start: {}", error);
     return exit_config;
@@ -261,6 +289,7 @@ int Engine::run(const std::atomic<int>& signals) {
 
   while (signals.load() == 0 && !stop_code_) {
     kafka::Message message = consumer_->poll(poll_timeout);
+    observer_.health.polled(Clock::now(), !message.empty());
     if (!consumer_->failure().empty()) {
       fail(consumer_->failure(), exit_failure);
       break;
@@ -314,6 +343,7 @@ void Engine::process(kafka::Message& message) {
                   p.range_start);
   }
   counters_.consumed.fetch_add(1, std::memory_order_relaxed);
+  p.metrics.consumed->Increment();
 
   message.headers(input_headers_);
   transform_headers_.clear();
@@ -331,6 +361,7 @@ void Engine::process(kafka::Message& message) {
         "the process died while running this record alone, after {} deaths in a row from offset {}",
         p.deaths, p.quarantine_start));
   } else {
+    const auto began = Clock::now();
     try {
       status = transform_.process(view, emitter_);
     } catch (const std::exception& e) {
@@ -338,6 +369,7 @@ void Engine::process(kafka::Message& message) {
     } catch (...) {
       status = transforms::Status::error("the transform threw an unknown exception");
     }
+    observer_.metrics.observe_transform(Clock::now() - began);
   }
   bool handled = true;
   if (status.code == transforms::StatusCode::error) {
@@ -346,6 +378,7 @@ void Engine::process(kafka::Message& message) {
     handled = on_record_failure(p, message, "too_large", known->second);
   } else if (status.code == transforms::StatusCode::skip) {
     counters_.skipped.fetch_add(1, std::memory_order_relaxed);
+    observer_.metrics.record_skipped(ops::SkipReason::filtered);
   } else {
     std::size_t oversize = 0;
     for (std::size_t i = 0; i < emitter_.size() && oversize == 0; ++i) {
@@ -364,18 +397,19 @@ void Engine::process(kafka::Message& message) {
         // Part of this record's output is in the transaction already: redo the range, and send
         // this record to the failure policy as a whole.
         p.rejected.emplace(offset, e.describe());
-        abort_and_rewind(p, "output rejected", Clock::now() + config_.transactions.commit_timeout);
+        abort_and_rewind(p, ops::AbortReason::produce_failed, "output rejected", Clock::now() + config_.transactions.commit_timeout);
         return;
       } else if (e.kind() == kafka::ErrorKind::fatal) {
         recreate(p, e);
         return;
       } else {
-        abort_and_rewind(p, "produce failed", Clock::now() + config_.transactions.commit_timeout);
+        abort_and_rewind(p, ops::AbortReason::produce_failed, "produce failed", Clock::now() + config_.transactions.commit_timeout);
         return;
       }
     }
   }
   if (!handled) return;
+  observer_.health.progress(Clock::now());
   p.position = offset + 1;
   p.records += 1;
   if (p.quarantine || p.records >= limits_.max_records || p.bytes >= limits_.max_bytes) {
@@ -400,7 +434,7 @@ bool Engine::on_record_failure(Partition& p, const kafka::Message& message,
   switch (config_.pipeline.on_error) {
     case config::OnError::fail:
       // This range is never committed; the record is redone after a restart.
-      abort_and_rewind(p, "record failure", Clock::now() + config_.transactions.commit_timeout);
+      abort_and_rewind(p, ops::AbortReason::record_failure, "record failure", Clock::now() + config_.transactions.commit_timeout);
       if (error_class == "transform") {
         fail(fmt::format("transform '{}' failed on {} [{}] at offset {}: {}", config_.transform.name,
                          message.topic(), p.number, offset, reason),
@@ -419,6 +453,10 @@ bool Engine::on_record_failure(Partition& p, const kafka::Message& message,
       return false;
     case config::OnError::skip:
       counters_.skipped.fetch_add(1, std::memory_order_relaxed);
+      observer_.metrics.record_skipped(error_class == "crash"       ? ops::SkipReason::crash
+                                       : error_class == "too_large" ? ops::SkipReason::too_large
+                                                                    : ops::SkipReason::transform);
+      observer_.metrics.error(ops::ErrorKind::other, ops::ErrorAction::skip);
       spdlog::warn("{} [{}] at offset {}: skipped ({}): {}", message.topic(), p.number, offset,
                    error_class, reason);
       return true;
@@ -455,7 +493,7 @@ bool Engine::on_record_failure(Partition& p, const kafka::Message& message,
   record.topic = 1;
   if (kafka::Error e = p.producer->produce(record, config_.transactions.commit_timeout)) {
     if (e.record_rejected()) {
-      abort_and_rewind(p, "dead letter rejected", Clock::now() + config_.transactions.commit_timeout);
+      abort_and_rewind(p, ops::AbortReason::produce_failed, "dead letter rejected", Clock::now() + config_.transactions.commit_timeout);
       fail(fmt::format("{} [{}] at offset {} failed ({}: {}) and cannot be dead-lettered to '{}': {}",
                        message.topic(), p.number, offset, error_class, reason,
                        config_.pipeline.dlq_topic, e.describe()),
@@ -463,11 +501,15 @@ bool Engine::on_record_failure(Partition& p, const kafka::Message& message,
     } else if (e.kind() == kafka::ErrorKind::fatal) {
       recreate(p, e);
     } else {
-      abort_and_rewind(p, "dead letter failed", Clock::now() + config_.transactions.commit_timeout);
+      abort_and_rewind(p, ops::AbortReason::produce_failed, "dead letter failed", Clock::now() + config_.transactions.commit_timeout);
     }
     return false;
   }
   counters_.dead_lettered.fetch_add(1, std::memory_order_relaxed);
+  observer_.metrics.record_dead_lettered(error_class == "crash"       ? ops::FailureClass::crash
+                                         : error_class == "too_large" ? ops::FailureClass::too_large
+                                                                      : ops::FailureClass::transform);
+  observer_.metrics.error(ops::ErrorKind::other, ops::ErrorAction::dead_letter);
   p.bytes += static_cast<std::int64_t>(message.size());
   spdlog::debug("{} [{}] at offset {}: dead-lettered ({}): {}", message.topic(), p.number, offset,
                 error_class, reason);
@@ -505,6 +547,7 @@ kafka::Error Engine::produce_outputs(Partition& p, const kafka::Message& message
                                          (out.value ? out.value->size() : 0));
     ++produced;
     counters_.produced.fetch_add(1, std::memory_order_relaxed);
+    p.metrics.produced->Increment();
   }
   return {};
 }
@@ -542,11 +585,30 @@ void Engine::tick(Clock::time_point now) {
         spdlog::warn("{}: transaction open for {} ms, past the watchdog's {} ms: aborting",
                      p.producer->transactional_id(), age.count(),
                      watchdog_deadline(limits_.transaction_timeout).count());
-        abort_and_rewind(p, "watchdog", now + config_.transactions.commit_timeout);
+        abort_and_rewind(p, ops::AbortReason::watchdog, "watchdog", now + config_.transactions.commit_timeout);
         break;
     }
   }
   if (!due_commit.empty()) commit(due_commit, now + config_.transactions.commit_timeout, "interval");
+
+  Clock::duration oldest{};
+  std::int64_t quarantined = 0;
+  std::size_t ready = 0;
+  for (const auto& [number, p] : partitions_) {
+    if (p.in_transaction) oldest = std::max(oldest, now - p.opened);
+    if (p.quarantine) ++quarantined;
+    if (p.producer) ++ready;
+  }
+  observer_.metrics.set_oldest_open_transaction(oldest);
+  observer_.metrics.set_quarantined_partitions(quarantined);
+  observer_.health.set_producers_ready(ready);
+  if (now - last_producer_poll_ >= 1s) {
+    // Serves the producers' statistics callbacks (and delivery reports).
+    last_producer_poll_ = now;
+    for (auto& [number, p] : partitions_) {
+      if (p.producer) p.producer->poll();
+    }
+  }
 
   if (now - last_report_ >= report_interval) {
     last_report_ = now;
@@ -581,6 +643,7 @@ std::pair<Engine::Outcome, kafka::Error> Engine::commit_one(Partition& p,
   }
   // Never past the point where the broker would expire the transaction.
   deadline = std::min(deadline, p.opened + limits_.transaction_timeout * 9 / 10);
+  const auto began = Clock::now();
   kafka::Error e;
   for (;;) {
     e = p.producer->send_offsets_to_transaction(config_.pipeline.input_topic, p.number, p.position,
@@ -601,7 +664,10 @@ std::pair<Engine::Outcome, kafka::Error> Engine::commit_one(Partition& p,
       return {Outcome::producer_lost, e};
     }
   }
-  if (!e) return {Outcome::committed, e};
+  if (!e) {
+    p.commit_latency = Clock::now() - began;
+    return {Outcome::committed, e};
+  }
   spdlog::warn("{}: commit of offsets [{}, {}) failed: {}", p.producer->transactional_id(),
                p.range_start, p.position, e.describe());
   return {e.kind() == kafka::ErrorKind::fatal ? Outcome::producer_lost : Outcome::aborted, e};
@@ -613,7 +679,7 @@ void Engine::commit(std::span<Partition* const> parts, Clock::time_point deadlin
   if (!group) {
     spdlog::warn("no consumer group metadata (the group is leaving): aborting {} transaction(s)",
                  parts.size());
-    for (Partition* p : parts) abort_and_rewind(*p, "no group metadata", deadline);
+    for (Partition* p : parts) abort_and_rewind(*p, ops::AbortReason::commit_failed, "no group metadata", deadline);
     return;
   }
   std::vector<std::pair<Outcome, kafka::Error>> outcomes(parts.size());
@@ -635,13 +701,20 @@ void Engine::commit(std::span<Partition* const> parts, Clock::time_point deadlin
     switch (outcomes[i].first) {
       case Outcome::committed:
         counters_.committed.fetch_add(1, std::memory_order_relaxed);
+        observer_.metrics.transaction_committed(p.commit_latency, Clock::now() - p.opened,
+                                                p.records, p.bytes);
+        observer_.health.committed(Clock::now());
         spdlog::debug("{}: committed offsets [{}, {}) ({} records, {})", p.producer->transactional_id(),
                       p.range_start, p.position, p.records, why);
         p.in_transaction = false;
         p.rejected.erase(p.rejected.begin(), p.rejected.lower_bound(p.position));
         break;
       case Outcome::aborted:
-        abort_and_rewind(p, "commit failed", std::max(deadline, Clock::now() + 1s));
+        observer_.metrics.error(kind_of(outcomes[i].second), ops::ErrorAction::abort);
+        abort_and_rewind(p,
+                         outcomes[i].second.name() == "COMMIT_HOOK" ? ops::AbortReason::hook
+                                                                    : ops::AbortReason::commit_failed,
+                         "commit failed", std::max(deadline, Clock::now() + 1s));
         break;
       case Outcome::producer_lost:
         recreate(p, outcomes[i].second);
@@ -662,8 +735,10 @@ void Engine::pause_for_backoff(Partition& p) {
   p.resume_at = Clock::now() + config_.transactions.retry_backoff;
 }
 
-void Engine::abort_and_rewind(Partition& p, const char* why, Clock::time_point deadline) {
+void Engine::abort_and_rewind(Partition& p, ops::AbortReason reason, const char* why,
+                              Clock::time_point deadline) {
   if (p.in_transaction) {
+    observer_.metrics.transaction_aborted(reason);
     kafka::Error e;
     for (;;) {
       e = p.producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline));
@@ -689,8 +764,9 @@ std::unique_ptr<kafka::TransactionalProducer> Engine::make_producer(std::int32_t
                                                                    std::string& error) {
   const std::string id = transactional_id(config_.pipeline.transactional_id_prefix,
                                           config_.pipeline.input_topic, partition);
-  auto producer = kafka::TransactionalProducer::create(producer_properties_, id, producer_topics_,
-                                                       error);
+  auto producer = kafka::TransactionalProducer::create(
+      producer_properties_, id, producer_topics_, error,
+      ops::producer_statistics(observer_, partition));
   if (!producer) return nullptr;
   for (;;) {
     kafka::Error e = producer->init_transactions(bound(config_.transactions.init_timeout, deadline));
@@ -711,8 +787,15 @@ std::unique_ptr<kafka::TransactionalProducer> Engine::make_producer(std::int32_t
 void Engine::recreate(Partition& p, const kafka::Error& cause) {
   const std::string id = transactional_id(config_.pipeline.transactional_id_prefix,
                                           config_.pipeline.input_topic, p.number);
-  if (cause.fenced()) counters_.fenced.fetch_add(1, std::memory_order_relaxed);
-  if (p.in_transaction) counters_.aborted.fetch_add(1, std::memory_order_relaxed);
+  if (cause.fenced()) {
+    counters_.fenced.fetch_add(1, std::memory_order_relaxed);
+    observer_.metrics.producer_fenced();
+  }
+  if (p.in_transaction) {
+    counters_.aborted.fetch_add(1, std::memory_order_relaxed);
+    observer_.metrics.transaction_aborted(ops::AbortReason::fatal_error);
+  }
+  observer_.metrics.error(kind_of(cause), ops::ErrorAction::recreate);
   p.in_transaction = false;
   p.producer.reset();
   pause_for_backoff(p);
@@ -757,6 +840,7 @@ void Engine::reinit(Partition& p) {
     return;
   }
   counters_.producers_recreated.fetch_add(1, std::memory_order_relaxed);
+  observer_.metrics.producer_recreated();
   // The new producer's init fenced the old one and settled its last transaction either way: the
   // group's committed offset is now the truth.
   std::vector<kafka::PartitionOffset> offsets{{p.number, kafka::offset_invalid}};
@@ -775,6 +859,7 @@ void Engine::reinit(Partition& p) {
 
 std::vector<kafka::PartitionOffset> Engine::on_assign(std::span<const std::int32_t> numbers) {
   counters_.rebalances.fetch_add(1, std::memory_order_relaxed);
+  observer_.metrics.rebalance();
   spdlog::info("assigned {} [{}]", consumer_->topic(), fmt::join(numbers, ","));
   std::vector<kafka::PartitionOffset> starts;
   if (stop_code_ || stopping_ || (signals_ != nullptr && signals_->load() > 0)) return starts;
@@ -815,6 +900,7 @@ std::vector<kafka::PartitionOffset> Engine::on_assign(std::span<const std::int32
     p.number = numbers[i];
     p.producer = std::move(producers[i]);
     p.position = committed[i].offset;
+    p.metrics = observer_.metrics.add_partition(consumer_->topic(), p.number);
     starts.push_back(committed[i]);
     spdlog::info("{}: ready, starting at offset {}", p.producer->transactional_id(),
                  p.position == kafka::offset_invalid ? std::string{"(auto.offset.reset)"}
@@ -825,11 +911,14 @@ std::vector<kafka::PartitionOffset> Engine::on_assign(std::span<const std::int32
     for (const std::int32_t n : numbers) parts.push_back(&partitions_[n]);
     start_markers(parts, deadline);
   }
+  observer_.health.set_assignment(partitions_.size());
+  observer_.health.set_producers_ready(partitions_.size());
   return starts;
 }
 
 void Engine::on_revoke(std::span<const std::int32_t> numbers, bool lost) {
   counters_.rebalances.fetch_add(1, std::memory_order_relaxed);
+  observer_.metrics.rebalance();
   spdlog::info("{} {} [{}]", lost ? "lost" : "revoked", consumer_->topic(), fmt::join(numbers, ","));
   std::vector<Partition*> open;
   for (const std::int32_t n : numbers) {
@@ -844,6 +933,7 @@ void Engine::on_revoke(std::span<const std::int32_t> numbers, bool lost) {
         (void)p->producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline));
       }
       counters_.aborted.fetch_add(1, std::memory_order_relaxed);
+      observer_.metrics.transaction_aborted(ops::AbortReason::lost_assignment);
     }
   } else {
     revoking_ = true;
@@ -865,7 +955,9 @@ void Engine::on_revoke(std::span<const std::int32_t> numbers, bool lost) {
     // now (it is paused, so resuming is safe), or it would never be fetched again here.
     if (it->second.paused) (void)consumer_->resume(n);
     partitions_.erase(it);
+    observer_.metrics.remove_partition(consumer_->topic(), n);
   }
+  observer_.health.set_assignment(partitions_.size());
 }
 
 kafka::Error Engine::write_marker(Partition& p, const std::optional<Marker>& marker,
@@ -1091,6 +1183,7 @@ void Engine::abort_all(Clock::time_point deadline) {
     (void)p->producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline));
     p->in_transaction = false;
     counters_.aborted.fetch_add(1, std::memory_order_relaxed);
+    observer_.metrics.transaction_aborted(ops::AbortReason::shutdown);
   }
 }
 

@@ -26,6 +26,7 @@
 #include "engine/triggers.h"
 #include "kafka/consumer.h"
 #include "kafka/producer.h"
+#include "ops/observer.h"
 #include "transforms/transform.h"
 
 namespace exactly::engine {
@@ -63,9 +64,11 @@ kafka::Properties producer_properties(const config::Config& config);
 
 class Engine final : public kafka::RebalanceHandler {
  public:
-  // `transform_version` is named in dead letters (exactly.error.plugin.version).
+  // `transform_version` is named in dead letters (exactly.error.plugin.version). `observer`
+  // receives the metrics and health (it must outlive the engine); without one the engine keeps
+  // its own, unexposed.
   Engine(const config::Config& config, transforms::Transform& transform,
-         std::string transform_version = {});
+         std::string transform_version = {}, std::optional<ops::Observer> observer = {});
   ~Engine() override;
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -115,6 +118,8 @@ class Engine final : public kafka::RebalanceHandler {
     std::int64_t prior_tries = 0;         // and how often it has been run alone so far
     std::int64_t marker_offset = 0;       // where this owner started: its marker's offset
     bool started_written = false;         // the marker says this owner began processing
+    ops::PartitionMetrics metrics;        // this partition's series
+    Clock::duration commit_latency{};     // of the last commit (set by commit_one)
   };
 
   enum class Outcome { committed, aborted, producer_lost };
@@ -140,7 +145,8 @@ class Engine final : public kafka::RebalanceHandler {
   std::pair<Outcome, kafka::Error> commit_one(Partition& p, const kafka::GroupMetadata& group,
                                               Clock::time_point deadline);
   // Aborts p's transaction and schedules a rewind to its range start after the backoff.
-  void abort_and_rewind(Partition& p, const char* why, Clock::time_point deadline);
+  void abort_and_rewind(Partition& p, ops::AbortReason reason, const char* why,
+                        Clock::time_point deadline);
   // Drops p's producer after a fatal error; tick() makes a new one and resumes p from its
   // committed offset, unless p turns out not to be ours any more.
   void recreate(Partition& p, const kafka::Error& cause);
@@ -177,6 +183,11 @@ class Engine final : public kafka::RebalanceHandler {
 
   const config::Config& config_;
   transforms::Transform& transform_;
+  // The observer's, or the engine's own when it was given none.
+  std::unique_ptr<ops::Metrics> own_metrics_;
+  std::unique_ptr<ops::Health> own_health_;
+  ops::Observer observer_;
+  Clock::time_point last_producer_poll_{};
   std::string transform_version_;
   TransactionLimits limits_;
   kafka::Properties producer_properties_;

@@ -140,6 +140,9 @@ Metrics::Metrics(std::string_view version)
       lso_gap_family_(gauge_family(registry_, "exactly_lso_gap_records",
                                    "High watermark minus last stable offset: input records of "
                                    "transactions still open upstream")),
+      lso_family_(gauge_family(registry_, "exactly_last_stable_offset",
+                               "The input partition's last stable offset: with a gap above zero, "
+                               "one that does not move means an upstream transaction left open")),
       errors_family_(counter_family(registry_, "exactly_errors_total",
                                     "Errors the engine acted on, by kind and the action taken")),
       committed_(counter(registry_, "exactly_transactions_committed_total",
@@ -204,6 +207,7 @@ PartitionMetrics Metrics::add_partition(std::string_view topic, std::int32_t par
   m.produced = &produced_family_.Add({{"partition", number}});
   m.consumer_lag = &lag_family_.Add(labels);
   m.lso_gap = &lso_gap_family_.Add(labels);
+  m.last_stable_offset = &lso_family_.Add(labels);
   assigned_.emplace(std::move(key), m);
   assigned_gauge_.Set(static_cast<double>(assigned_.size()));
   return m;
@@ -217,6 +221,7 @@ void Metrics::remove_partition(std::string_view topic, std::int32_t partition) {
   produced_family_.Remove(it->second.produced);
   lag_family_.Remove(it->second.consumer_lag);
   lso_gap_family_.Remove(it->second.lso_gap);
+  lso_family_.Remove(it->second.last_stable_offset);
   assigned_.erase(it);
   assigned_gauge_.Set(static_cast<double>(assigned_.size()));
   // The partition's producer goes with it.
@@ -253,6 +258,7 @@ std::optional<std::int64_t> Metrics::apply_consumer_statistics(const Statistics&
       total = total.value_or(0) + *lag;
     }
     if (const auto gap = p.lso_gap()) it->second.lso_gap->Set(static_cast<double>(*gap));
+    if (p.ls_offset >= 0) it->second.last_stable_offset->Set(static_cast<double>(p.ls_offset));
   }
   return total;
 }

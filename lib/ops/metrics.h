@@ -71,6 +71,7 @@ struct PartitionMetrics {
   prometheus::Counter* produced = nullptr;      // exactly_records_produced_total{partition}
   prometheus::Gauge* consumer_lag = nullptr;    // set from the consumer's statistics
   prometheus::Gauge* lso_gap = nullptr;         // set from the consumer's statistics
+  prometheus::Gauge* last_stable_offset = nullptr;  // likewise
 };
 
 class Metrics {
@@ -141,6 +142,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& produced_family_;
   prometheus::Family<prometheus::Gauge>& lag_family_;
   prometheus::Family<prometheus::Gauge>& lso_gap_family_;
+  prometheus::Family<prometheus::Gauge>& lso_family_;
   prometheus::Family<prometheus::Counter>& errors_family_;
 
   std::array<prometheus::Counter*, 3> dead_lettered_{};

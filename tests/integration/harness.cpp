@@ -183,7 +183,9 @@ int Service::run_to_end(const std::vector<std::string>& args, std::chrono::secon
   return *code;
 }
 
-void Service::spawn(const std::vector<std::string>& args) {
+void Service::spawn(const std::vector<std::string>& args) { start_program(EXACTLY_BINARY, args); }
+
+void Service::start_program(const std::string& binary, const std::vector<std::string>& args) {
   REQUIRE(pid_ <= 0);
   exit_code_.reset();
   posix_spawn_file_actions_t actions;
@@ -191,7 +193,6 @@ void Service::spawn(const std::vector<std::string>& args) {
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_.c_str(),
                                    O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  std::string binary = EXACTLY_BINARY;
   std::vector<std::string> owned{binary};
   owned.insert(owned.end(), args.begin(), args.end());
   std::vector<char*> argv;

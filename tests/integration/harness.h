@@ -82,6 +82,8 @@ class Service {
   Service& operator=(const Service&) = delete;
 
   void start();
+  // Another program (e.g. Prometheus) as the child, its output in the same log.
+  void start_program(const std::string& binary, const std::vector<std::string>& args);
   // `exactly ARGS...` run to completion; its exit code. The output goes to the log.
   int run_to_end(const std::vector<std::string>& args, std::chrono::seconds timeout);
   void signal(int signo);

@@ -54,7 +54,7 @@ TEST_CASE("every family is exposed, with conventional names") {
         "exactly_producers_fenced_total", "exactly_producers_recreated_total",
         "exactly_commit_latency_seconds", "exactly_transaction_duration_seconds",
         "exactly_transaction_records", "exactly_transaction_bytes",
-        "exactly_consumer_lag_records", "exactly_lso_gap_records",
+        "exactly_consumer_lag_records", "exactly_lso_gap_records", "exactly_last_stable_offset",
         "exactly_oldest_open_transaction_seconds", "exactly_rebalances_total",
         "exactly_assigned_partitions", "exactly_producer_retries_total",
         "exactly_producer_requests_in_flight", "exactly_transform_seconds",
@@ -153,6 +153,7 @@ TEST_CASE("consumer statistics set lag and LSO gap of assigned partitions only")
   const std::string text = m.serialize();
   CHECK(contains(text, "exactly_consumer_lag_records{partition=\"0\",topic=\"payments\"} 60"));
   CHECK(contains(text, "exactly_lso_gap_records{partition=\"0\",topic=\"payments\"} 20"));
+  CHECK(contains(text, "exactly_last_stable_offset{partition=\"0\",topic=\"payments\"} 100"));
   CHECK(contains(text, "exactly_consumer_lag_records{partition=\"1\",topic=\"payments\"} 0"));
   CHECK_FALSE(contains(text, "partition=\"2\""));
   CHECK_FALSE(contains(text, "topic=\"other\""));
