@@ -83,3 +83,11 @@ TEST_CASE("the alert rules use only exported metrics") {
     CHECK(families.count(n) == 1);
   }
 }
+
+TEST_CASE("the README lists every exported metric") {
+  const std::string readme = read(EXACTLY_SOURCE_DIR "/README.md");
+  for (const auto& n : exported()) {
+    CAPTURE(n);
+    CHECK(readme.find("`" + n + "`") != std::string::npos);
+  }
+}
