@@ -6,9 +6,13 @@
 //   exactly verify --config FILE | --bootstrap-servers B --input T --output T
 //   exactly create-topics --config FILE --partitions N [--replication-factor R]
 #include <algorithm>
+#include <unistd.h>
+
 #include <cstdio>
 #include <ctime>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -65,8 +69,10 @@ Usage:
   exactly produce-sample --config FILE --count N [--start I]
       Write N sample payment events (ids payment-I .. payment-(I+N-1)) to the input topic.
   exactly verify --config FILE [--input T] [--output T] [--dlq T] [--bootstrap-servers B]
+                 [--aborted-log FILE ...]
       Read input, output and dead letters with read_committed and audit them by the lineage
-      header: missing, duplicated, out of order. Exit 0 only when all are zero.
+      header: missing, duplicated, out of order, and (given the service's logs) written by an
+      attempt the service aborted. Exit 0 (4 otherwise) only when all are zero.
   exactly plugins [--config FILE] [--plugin-dir DIR]
       List the built-in transforms and the plugins in transform.plugin_dir (or DIR), with
       their config keys. Exit 2 if a plugin there cannot be used.
@@ -259,8 +265,30 @@ int cmd_verify(const po::variables_map& vm) {
     std::cerr << "exactly verify: needs --config FILE, or --bootstrap-servers, --input and --output\n";
     return exit_config;
   }
+  if (vm.count("aborted-log")) {
+    for (const auto& file : vm["aborted-log"].as<std::vector<std::string>>()) {
+      std::ifstream in(file);
+      if (!in) {
+        std::cerr << fmt::format("exactly verify: cannot read --aborted-log '{}'\n", file);
+        return exit_config;
+      }
+      std::ostringstream text;
+      text << in.rdbuf();
+      auto ids = exactly::verify::aborted_attempts_in(text.str());
+      options.aborted_attempts.insert(options.aborted_attempts.end(), ids.begin(), ids.end());
+    }
+    std::cerr << fmt::format("exactly verify: {} aborted attempt(s) from the logs\n",
+                             options.aborted_attempts.size());
+  }
+  if (::isatty(STDERR_FILENO) != 0) {
+    // A progress line on a terminal: rewritten in place, cleared at the end of each topic.
+    options.progress = [](std::string_view topic, std::uint64_t records) {
+      std::cerr << fmt::format("\r\033[Kreading '{}': {} records", topic, records) << std::flush;
+    };
+  }
   exactly::ops::setup_logging("warn", false);
   auto result = exactly::verify::audit_topics(options);
+  if (options.progress) std::cerr << "\r\033[K" << std::flush;
   if (const auto* error = std::get_if<std::string>(&result)) {
     std::cerr << "exactly verify: " << *error << "\n";
     return exit_failure;
@@ -347,6 +375,8 @@ int main(int argc, char** argv) {
         ("input", po::value<std::string>(), "verify: the input topic")
         ("output", po::value<std::string>(), "verify: the output topic")
         ("dlq", po::value<std::string>(), "verify: the dead-letter topic, if any")
+        ("aborted-log", po::value<std::vector<std::string>>(),
+         "verify: a service log; an output of an attempt it aborted is an aborted read")
         ("plugin-dir", po::value<std::string>(), "plugins: a folder of plugins to list")
         ("partitions", po::value<int>()->default_value(4), "create-topics: partitions per topic")
         ("replication-factor", po::value<int>()->default_value(-1), "create-topics: -1 = broker default");

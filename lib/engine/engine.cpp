@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <future>
+#include <random>
 #include <ranges>
 #include <thread>
 
@@ -115,7 +116,24 @@ Engine::Engine(const config::Config& config, transforms::Transform& transform,
                                                    : std::move(transform_version)),
       limits_{config.transactions.commit_interval, config.transactions.max_records,
               config.transactions.max_bytes, config.transactions.timeout},
-      producer_properties_(producer_properties(config)) {}
+      producer_properties_(producer_properties(config)) {
+  std::random_device random;
+  instance_tag_ = random();
+}
+
+std::vector<std::string> Engine::aborted_attempts() const {
+  const std::lock_guard lock(aborted_mutex_);
+  return {aborted_attempts_.begin(), aborted_attempts_.end()};
+}
+
+void Engine::note_aborted(const Partition& p, const char* why) {
+  spdlog::info("{}: aborted attempt {}, offsets [{}, {}) ({})",
+               p.producer ? p.producer->transactional_id() : std::string{"?"}, p.attempt,
+               p.range_start, p.position, why);
+  const std::lock_guard lock(aborted_mutex_);
+  aborted_attempts_.push_back(p.attempt);
+  if (aborted_attempts_.size() > 100000) aborted_attempts_.pop_front();
+}
 
 Engine::~Engine() {
   // Producers first: they may hold transactions that must not be committed by accident (they are
@@ -335,6 +353,7 @@ void Engine::process(kafka::Message& message) {
       return;
     }
     p.in_transaction = true;
+    p.attempt = fmt::format("{:08x}-{}", instance_tag_, ++attempts_);
     p.range_start = p.position != kafka::offset_invalid ? p.position : offset;
     p.records = 0;
     p.bytes = 0;
@@ -424,7 +443,10 @@ bool Engine::too_large(const BufferedOutput& out, std::int64_t limit) const {
   // message.max.bytes; 128 bytes and 16 per header cover that overhead with room to spare.
   std::size_t size = 128 + (out.key ? out.key->size() : 0) + (out.value ? out.value->size() : 0);
   for (const auto& [name, value] : out.headers) size += 16 + name.size() + (value ? value->size() : 0);
-  if (config_.pipeline.lineage) size += 16 + lineage_header.size() + lineage_.size() + 24;
+  if (config_.pipeline.lineage) {
+    size += 16 + lineage_header.size() + lineage_.size() + 24;
+    size += 16 + attempt_header.size() + 32;
+  }
   return static_cast<std::int64_t>(size) > limit;
 }
 
@@ -485,6 +507,7 @@ bool Engine::on_record_failure(Partition& p, const kafka::Message& message,
   output_headers_.push_back({"exactly.error.plugin.version", error_values_[7]});
   format_lineage_into(lineage_, message.topic(), p.number, offset);
   output_headers_.push_back({lineage_header, lineage_});
+  output_headers_.push_back({attempt_header, p.attempt});
   kafka::ProduceRecord record;
   record.key = message.key();
   record.value = message.value();
@@ -527,7 +550,10 @@ kafka::Error Engine::produce_outputs(Partition& p, const kafka::Message& message
     for (const auto& [name, value] : out.headers) {
       output_headers_.push_back({name, value ? std::optional<std::string_view>{*value} : std::nullopt});
     }
-    if (config_.pipeline.lineage) output_headers_.push_back({lineage_header, lineage_});
+    if (config_.pipeline.lineage) {
+      output_headers_.push_back({lineage_header, lineage_});
+      output_headers_.push_back({attempt_header, p.attempt});
+    }
     kafka::ProduceRecord record;
     if (out.key) record.key = *out.key;
     if (out.value) record.value = *out.value;
@@ -752,8 +778,7 @@ void Engine::abort_and_rewind(Partition& p, ops::AbortReason reason, const char*
       recreate(p, e);
       return;
     }
-    spdlog::info("{}: aborted offsets [{}, {}) ({}); redoing them", p.producer->transactional_id(),
-                 p.range_start, p.position, why);
+    note_aborted(p, why);
     p.position = p.range_start;
   }
   pause_for_backoff(p);
@@ -929,8 +954,9 @@ void Engine::on_revoke(std::span<const std::int32_t> numbers, bool lost) {
   if (lost) {
     // Another member may own these partitions already: nothing of ours may become visible.
     for (Partition* p : open) {
-      if (p->producer) {
-        (void)p->producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline));
+      if (p->producer &&
+          !p->producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline))) {
+        note_aborted(*p, "assignment lost");
       }
       counters_.aborted.fetch_add(1, std::memory_order_relaxed);
       observer_.metrics.transaction_aborted(ops::AbortReason::lost_assignment);
@@ -1180,7 +1206,9 @@ void Engine::stop_markers(std::span<Partition* const> parts, Clock::time_point d
 void Engine::abort_all(Clock::time_point deadline) {
   for (Partition* p : open_transactions()) {
     if (!p->producer) continue;
-    (void)p->producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline));
+    if (!p->producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline))) {
+      note_aborted(*p, "shutdown");
+    }
     p->in_transaction = false;
     counters_.aborted.fetch_add(1, std::memory_order_relaxed);
     observer_.metrics.transaction_aborted(ops::AbortReason::shutdown);
@@ -1199,7 +1227,7 @@ int Engine::shutdown(const std::atomic<int>& signals, int code) {
     spdlog::warn("second signal: aborting open transactions and exiting");
     // One short try each: the next owner's init_transactions aborts whatever this leaves open.
     for (Partition* p : open_transactions()) {
-      if (p->producer) (void)p->producer->abort_transaction(1s);
+      if (p->producer && !p->producer->abort_transaction(1s)) note_aborted(*p, "second signal");
       p->in_transaction = false;
     }
     return exit_second_signal;

@@ -12,9 +12,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -79,6 +81,10 @@ class Engine final : public kafka::RebalanceHandler {
 
   [[nodiscard]] const EngineCounters& counters() const { return counters_; }
 
+  // The ids of the transaction attempts this engine aborted (the most recent 100,000), as
+  // logged: no output carrying one may ever be read under read_committed.
+  [[nodiscard]] std::vector<std::string> aborted_attempts() const;
+
   // Fault injection for tests: called before each commit with the partition and the range
   // [start, end); returning false aborts the transaction instead, as an abortable error would.
   using CommitHook = std::function<bool(std::int32_t partition, std::int64_t start, std::int64_t end)>;
@@ -119,6 +125,7 @@ class Engine final : public kafka::RebalanceHandler {
     std::int64_t marker_offset = 0;       // where this owner started: its marker's offset
     bool started_written = false;         // the marker says this owner began processing
     ops::PartitionMetrics metrics;        // this partition's series
+    std::string attempt;                  // id of the open transaction's attempt
     Clock::duration commit_latency{};     // of the last commit (set by commit_one)
   };
 
@@ -188,6 +195,12 @@ class Engine final : public kafka::RebalanceHandler {
   std::unique_ptr<ops::Health> own_health_;
   ops::Observer observer_;
   Clock::time_point last_producer_poll_{};
+  std::uint32_t instance_tag_ = 0;  // random, so attempt ids differ between processes
+  std::uint64_t attempts_ = 0;
+  mutable std::mutex aborted_mutex_;
+  std::deque<std::string> aborted_attempts_;
+  // Records that the open transaction of p was aborted: logged and kept.
+  void note_aborted(const Partition& p, const char* why);
   std::string transform_version_;
   TransactionLimits limits_;
   kafka::Properties producer_properties_;

@@ -229,7 +229,9 @@ Error AdminClient::broker_ids(std::vector<std::int32_t>& ids,
 
 Error AdminClient::describe_topic(const std::string& topic, TopicDescription& description,
                                   std::chrono::milliseconds timeout) const {
-  const auto deadline = Clock::now() + timeout;
+  constexpr std::chrono::milliseconds unknown_topic_grace{3000};
+  const auto started = Clock::now();
+  const auto deadline = started + timeout;
   while (true) {
     rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, topic.c_str(), nullptr);
     if (rkt == nullptr) {
@@ -248,7 +250,15 @@ Error AdminClient::describe_topic(const std::string& topic, TopicDescription& de
     for (int i = 0; i < metadata->topic_cnt; ++i) {
       if (topic == metadata->topics[i].topic) found = &metadata->topics[i];
     }
-    if (found == nullptr || found->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) return {};
+    if (found == nullptr || found->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
+      // A topic created a moment ago may not be in every broker's metadata yet: only a topic
+      // still unknown after a short grace does not exist.
+      if (Clock::now() - started >= unknown_topic_grace || time_left(deadline).count() == 0) {
+        return {};
+      }
+      std::this_thread::sleep_for(std::min(std::chrono::milliseconds{200}, time_left(deadline)));
+      continue;
+    }
     rd_kafka_resp_err_t topic_err = found->err;
     if (topic_err == RD_KAFKA_RESP_ERR_NO_ERROR && found->partition_cnt == 0) {
       topic_err = RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE;  // just created: not everywhere yet

@@ -1,6 +1,7 @@
 #include "verify/audit.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <iterator>
 
@@ -74,15 +75,15 @@ std::string format_lineage(std::string_view topic, std::int32_t partition, std::
 
 bool Report::ok() const {
   return missing == 0 && duplicated == 0 && order_violations == 0 && no_lineage == 0 &&
-         unknown_source == 0;
+         unknown_source == 0 && aborted_reads == 0;
 }
 
 std::string Report::summary() const {
   return fmt::format(
       "inputs={} outputs={} dead_letters={} missing={} duplicated={} order_violations={} "
-      "no_lineage={} unknown_source={}",
+      "no_lineage={} unknown_source={} aborted_reads={}",
       inputs, outputs, dead_letters, missing, duplicated, order_violations, no_lineage,
-      unknown_source);
+      unknown_source, aborted_reads);
 }
 
 Audit::Audit(std::string input_topic) : input_topic_(std::move(input_topic)) {}
@@ -143,18 +144,31 @@ void Audit::note(Finding kind, std::string text) {
   if (list.size() < Report::max_examples) list.push_back(std::move(text));
 }
 
-void Audit::add_output(std::int32_t output_partition,
-                       std::optional<std::string_view> lineage_value) {
-  reflect(false, output_partition, lineage_value);
+void Audit::add_aborted_attempt(std::string id) { aborted_attempts_.insert(std::move(id)); }
+
+void Audit::add_output(std::int32_t output_partition, std::optional<std::string_view> lineage_value,
+                       std::optional<std::string_view> attempt) {
+  reflect(false, output_partition, lineage_value, attempt);
 }
 
-void Audit::add_dead_letter(std::optional<std::string_view> lineage_value) {
-  reflect(true, -1, lineage_value);
+void Audit::add_dead_letter(std::optional<std::string_view> lineage_value,
+                            std::optional<std::string_view> attempt) {
+  reflect(true, -1, lineage_value, attempt);
 }
 
 void Audit::reflect(bool dead_letter, std::int32_t output_partition,
-                    std::optional<std::string_view> lineage_value) {
+                    std::optional<std::string_view> lineage_value,
+                    std::optional<std::string_view> attempt) {
   ++(dead_letter ? dead_letter_count_ : output_count_);
+  if (attempt && !aborted_attempts_.empty() && aborted_attempts_.count(std::string{*attempt}) != 0) {
+    // Counted once per record; the record is audited as usual too.
+    ++aborted_reads_;
+    note(Finding::aborted_read,
+         fmt::format("aborted read: attempt {} ({}) in {}", printable(*attempt),
+                     printable(lineage_value.value_or("no lineage")),
+                     dead_letter ? std::string{"the dead-letter topic"}
+                                 : fmt::format("output partition {}", output_partition)));
+  }
   if (!lineage_value) {
     ++no_lineage_;
     note(Finding::no_lineage, fmt::format("no lineage in output partition {}", output_partition));
@@ -205,6 +219,7 @@ Report Audit::finish() const {
   report.order_violations = order_violations_;
   report.no_lineage = no_lineage_;
   report.unknown_source = unknown_source_;
+  report.aborted_reads = aborted_reads_;
   auto examples = examples_;
   auto& missing = examples[static_cast<std::size_t>(Finding::missing)];
   auto& duplicated = examples[static_cast<std::size_t>(Finding::duplicated)];
@@ -255,6 +270,21 @@ Report Audit::finish() const {
   return report;
 }
 
+std::vector<std::string> aborted_attempts_in(std::string_view log) {
+  std::vector<std::string> ids;
+  constexpr std::string_view marker = "aborted attempt ";
+  for (auto at = log.find(marker); at != std::string_view::npos; at = log.find(marker, at + 1)) {
+    const auto start = at + marker.size();
+    auto end = start;
+    while (end < log.size() && (std::isxdigit(static_cast<unsigned char>(log[end])) != 0 ||
+                                log[end] == '-')) {
+      ++end;
+    }
+    if (end > start) ids.emplace_back(log.substr(start, end - start));
+  }
+  return ids;
+}
+
 std::variant<Report, std::string> audit_topics(const AuditOptions& options) {
   using Clock = std::chrono::steady_clock;
   if (options.input_topic == options.output_topic) {
@@ -267,39 +297,56 @@ std::variant<Report, std::string> audit_topics(const AuditOptions& options) {
   };
 
   Audit audit{options.input_topic};
+  for (const auto& id : options.aborted_attempts) audit.add_aborted_attempt(id);
+  std::uint64_t read_count = 0;
+  const auto tick = [&](const std::string& topic) {
+    if (options.progress && ++read_count % 65536 == 0) options.progress(topic, read_count);
+  };
+  const auto done = [&](const std::string& topic) {
+    if (options.progress) options.progress(topic, read_count);
+    read_count = 0;
+  };
   kafka::ReadOptions read{options.bootstrap_servers, options.input_topic, options.properties,
                           left()};
-  if (auto error = kafka::read_topic(read, [&audit](const kafka::ReadRecord& record) {
+  if (auto error = kafka::read_topic(read, [&](const kafka::ReadRecord& record) {
         audit.add_input(record.partition, record.offset);
+        tick(options.input_topic);
       })) {
     return fmt::format("reading the input topic '{}': {}", options.input_topic, *error);
   }
+  done(options.input_topic);
 
-  const auto lineage_of = [](const kafka::ReadRecord& record) {
-    std::optional<std::string_view> lineage;
+  const auto header_of = [](const kafka::ReadRecord& record, std::string_view name) {
+    std::optional<std::string_view> value;
     for (const auto& header : record.headers) {
-      if (header.name == lineage_header) {
-        lineage = header.value.value_or(std::string_view{});  // a null value: unparsable
+      if (header.name == name) {
+        value = header.value.value_or(std::string_view{});  // a null value: unparsable
         break;
       }
     }
-    return lineage;
+    return value;
   };
   read.topic = options.output_topic;
   read.timeout = left();
+  read.read_uncommitted = options.read_uncommitted;
   if (auto error = kafka::read_topic(read, [&](const kafka::ReadRecord& record) {
-        audit.add_output(record.partition, lineage_of(record));
+        audit.add_output(record.partition, header_of(record, lineage_header),
+                         header_of(record, attempt_header));
+        tick(options.output_topic);
       })) {
     return fmt::format("reading the output topic '{}': {}", options.output_topic, *error);
   }
+  done(options.output_topic);
   if (!options.dlq_topic.empty()) {
     read.topic = options.dlq_topic;
     read.timeout = left();
     if (auto error = kafka::read_topic(read, [&](const kafka::ReadRecord& record) {
-          audit.add_dead_letter(lineage_of(record));
+          audit.add_dead_letter(header_of(record, lineage_header), header_of(record, attempt_header));
+          tick(options.dlq_topic);
         })) {
       return fmt::format("reading the dead-letter topic '{}': {}", options.dlq_topic, *error);
     }
+    done(options.dlq_topic);
   }
   return audit.finish();
 }

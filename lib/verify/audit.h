@@ -12,7 +12,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <functional>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -20,6 +22,8 @@
 namespace exactly::verify {
 
 inline constexpr std::string_view lineage_header = "exactly.lineage";
+// The id of the transaction attempt that wrote a record (see engine/lineage.h).
+inline constexpr std::string_view attempt_header = "exactly.attempt";
 
 struct Lineage {
   std::string_view topic;
@@ -46,13 +50,14 @@ struct Report {
   std::uint64_t order_violations = 0;  // first outputs that came after a later input's
   std::uint64_t no_lineage = 0;        // outputs without a (parsable) lineage header
   std::uint64_t unknown_source = 0;    // outputs whose lineage names no input record
+  std::uint64_t aborted_reads = 0;     // outputs or dead letters written by an aborted attempt
   // Up to max_examples concrete findings, e.g. "missing payments/2/1234".
   std::vector<std::string> examples;
 
   static constexpr std::size_t max_examples = 10;
 
   [[nodiscard]] bool ok() const;
-  // "inputs=N outputs=N missing=N duplicated=N order_violations=N no_lineage=N unknown_source=N"
+  // "inputs=N outputs=N ... unknown_source=N aborted_reads=N"
   [[nodiscard]] std::string summary() const;
 };
 
@@ -65,13 +70,19 @@ class Audit {
   // the cheap path; any order works. Adding the same input twice counts it once.
   void add_input(std::int32_t partition, std::int64_t offset);
 
+  // An attempt the service reports it aborted. Must come before the outputs.
+  void add_aborted_attempt(std::string id);
+
   // One output record, in the order read from `output_partition`. `lineage_value`: the lineage
   // header's value, nullopt if it has none. The view is not kept.
-  void add_output(std::int32_t output_partition, std::optional<std::string_view> lineage_value);
+  // `attempt`: the attempt header's value, if any.
+  void add_output(std::int32_t output_partition, std::optional<std::string_view> lineage_value,
+                  std::optional<std::string_view> attempt = std::nullopt);
 
   // One dead letter: its input is reflected by it instead of an output. An input with both, or
   // with two dead letters, is duplicated. Order is not judged in the dead-letter topic.
-  void add_dead_letter(std::optional<std::string_view> lineage_value);
+  void add_dead_letter(std::optional<std::string_view> lineage_value,
+                       std::optional<std::string_view> attempt = std::nullopt);
 
   [[nodiscard]] Report finish() const;
 
@@ -86,8 +97,15 @@ class Audit {
   struct InputPartition {
     std::vector<Run> runs;  // sorted by first, disjoint
   };
-  enum class Finding : std::size_t { missing, duplicated, order, no_lineage, unknown_source };
-  static constexpr std::size_t finding_kinds = 5;
+  enum class Finding : std::size_t {
+    missing,
+    duplicated,
+    order,
+    no_lineage,
+    unknown_source,
+    aborted_read
+  };
+  static constexpr std::size_t finding_kinds = 6;
 
   // The count byte of an input record, or null if that offset is not an input.
   [[nodiscard]] std::uint8_t* find_input(std::int32_t partition, std::int64_t offset);
@@ -98,7 +116,10 @@ class Audit {
   std::uint64_t input_count_ = 0;
   std::uint64_t output_count_ = 0;
   std::uint64_t dead_letter_count_ = 0;
-  void reflect(bool dead_letter, std::int32_t partition, std::optional<std::string_view> lineage_value);
+  void reflect(bool dead_letter, std::int32_t partition, std::optional<std::string_view> lineage_value,
+               std::optional<std::string_view> attempt);
+  std::unordered_set<std::string> aborted_attempts_;
+  std::uint64_t aborted_reads_ = 0;
   std::uint64_t order_violations_ = 0;
   std::uint64_t no_lineage_ = 0;
   std::uint64_t unknown_source_ = 0;
@@ -117,7 +138,16 @@ struct AuditOptions {
   std::vector<std::pair<std::string, std::string>> properties;  // extra librdkafka properties
   std::chrono::milliseconds timeout{120000};                     // bounds every read together
   std::string dlq_topic;  // empty: no dead-letter topic
+  // Attempt ids the service logged as aborted: any of them read back is an aborted read.
+  std::vector<std::string> aborted_attempts;
+  // Read uncommitted data too. Only for tests that prove the aborted-read check finds some.
+  bool read_uncommitted = false;
+  // Called now and then while reading: the topic being read and the records read from it.
+  std::function<void(std::string_view topic, std::uint64_t records)> progress;
 };
+
+// The attempt ids in a service log ("aborted attempt {id}" lines).
+[[nodiscard]] std::vector<std::string> aborted_attempts_in(std::string_view log);
 
 // Reads the input topic, then the output topic, both read_committed up to their ends as of each
 // read, and audits them. The string: why a topic could not be read.

@@ -139,9 +139,12 @@ config::Config load(const std::filesystem::path& file) {
   return std::move(*result.config);
 }
 
-verify::Report audit(const std::string& input, const std::string& output, const std::string& dlq) {
+verify::Report audit(const std::string& input, const std::string& output, const std::string& dlq,
+                     const std::vector<std::string>& aborted_attempts, bool read_uncommitted) {
   verify::AuditOptions options;
   options.dlq_topic = dlq;
+  options.aborted_attempts = aborted_attempts;
+  options.read_uncommitted = read_uncommitted;
   options.bootstrap_servers = bootstrap();
   options.input_topic = input;
   options.output_topic = output;

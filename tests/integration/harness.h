@@ -55,8 +55,11 @@ std::filesystem::path write_config(const std::filesystem::path& dir, const std::
 
 config::Config load(const std::filesystem::path& file);
 
+// `aborted_attempts`: ids the service logged as aborted (an output of one is an aborted read);
+// `read_uncommitted`: audit what a read_uncommitted reader sees (to prove that check finds some).
 verify::Report audit(const std::string& input, const std::string& output,
-                     const std::string& dlq = {});
+                     const std::string& dlq = {}, const std::vector<std::string>& aborted_attempts = {},
+                     bool read_uncommitted = false);
 
 // Audits until every input has an output (or `timeout`); returns the last report.
 verify::Report wait_for_outputs(const std::string& input, const std::string& output,

@@ -147,11 +147,11 @@ TEST_CASE("a real Prometheus scrapes the service and sees commits and lag move")
   const auto output = test::unique_name("out");
   test::create_topic(input, 2);
   test::create_topic(output, 2);
-  // Small transactions and statistics every second: a burst of input takes the service a few
-  // seconds, long enough for the lag to be seen above zero before it falls back to zero.
+  // One record per transaction and statistics every second: the service reads far slower than
+  // the test writes, so a burst of input is seen as lag for several seconds before it drains.
   test::Service service(
       test::write_config(dir, input, output, test::unique_name("group"),
-                         "[metrics]\nlisten = \"127.0.0.1:0\"\n[transactions]\nmax_records = 10\n"
+                         "[metrics]\nlisten = \"127.0.0.1:0\"\n[transactions]\nmax_records = 1\n"
                          "[librdkafka.common]\n\"statistics.interval.ms\" = 1000\n"),
       dir / "service.log");
   service.start();
@@ -187,12 +187,12 @@ scrape_configs:
 
   // A burst, then input that keeps arriving for a while: the committed counter and the lag move.
   std::atomic<bool> stop{false};
-  std::atomic<std::uint64_t> written{20000};
+  std::atomic<std::uint64_t> written{3000};
   test::produce_payments(input, 0, written);
   std::thread producer([&] {
-    for (int batch = 0; batch < 40 && !stop; ++batch) {
-      test::produce_payments(input, written, 250);
-      written += 250;
+    for (int batch = 0; batch < 20 && !stop; ++batch) {
+      test::produce_payments(input, written, 50);
+      written += 50;
       std::this_thread::sleep_for(250ms);
     }
   });

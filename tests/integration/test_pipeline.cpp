@@ -14,6 +14,7 @@
 #include "engine/engine.h"
 #include "harness.h"
 #include "kafka/topic_reader.h"
+#include "verify/audit.h"
 #include "transforms/transform.h"
 
 using namespace std::chrono_literals;
@@ -32,6 +33,7 @@ void check_exactly_once(const verify::Report& report, std::uint64_t inputs) {
   CHECK(report.order_violations == 0);
   CHECK(report.no_lineage == 0);
   CHECK(report.unknown_source == 0);
+  CHECK(report.aborted_reads == 0);
   CHECK(report.ok());
 }
 
@@ -108,8 +110,12 @@ TEST_CASE("kill -9 at random moments loses nothing and duplicates nothing") {
   REQUIRE(code.has_value());
   CHECK(*code == 0);
 
-  const auto report = test::audit(input, output);
-  MESSAGE(fmt::format("crash test audit: kills={} {}", kills, report.summary()));
+  // Transactions the service itself aborted (a kill -9 aborts through the next owner's
+  // init_transactions, which nobody logs): none of their outputs may be read.
+  const auto aborted = verify::aborted_attempts_in(service.log_text());
+  const auto report = test::audit(input, output, {}, aborted);
+  MESSAGE(fmt::format("crash test audit: kills={} aborted attempts logged={} {}", kills,
+                      aborted.size(), report.summary()));
   CHECK(kills >= 5);
   check_exactly_once(report, total);
 }
@@ -194,6 +200,20 @@ TEST_CASE("a forced abort leaves nothing visible and the range is redone once") 
   auto error = kafka::read_topic(read, [&](const kafka::ReadRecord&) { ++uncommitted; });
   REQUIRE_MESSAGE(!error, error.value_or(""));
   CHECK(uncommitted == total + static_cast<std::uint64_t>(end - start));
+
+  // The aborted-read check: the attempt the engine aborted is never seen under read_committed,
+  // and a read_uncommitted reader, which does see it, is caught with every record of it.
+  const auto aborted = engine.aborted_attempts();
+  REQUIRE(aborted.size() == 1);
+  const auto committed_view = test::audit(input, output, {}, aborted);
+  CHECK(committed_view.aborted_reads == 0);
+  CHECK(committed_view.ok());
+  const auto dirty_view = test::audit(input, output, {}, aborted, true);
+  MESSAGE(fmt::format("aborted-read check: read_committed {} / read_uncommitted {}",
+                      committed_view.summary(), dirty_view.summary()));
+  CHECK(dirty_view.aborted_reads == static_cast<std::uint64_t>(end - start));
+  CHECK(dirty_view.duplicated == static_cast<std::uint64_t>(end - start));
+  CHECK_FALSE(dirty_view.ok());
 }
 
 TEST_CASE("two instances share the partitions and a stopped one hands over without loss") {

@@ -1,6 +1,7 @@
 // The exactly-once audit's bookkeeping, without Kafka: lineage text, and every kind of finding.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -11,6 +12,7 @@
 #include "engine/lineage.h"
 #include "verify/audit.h"
 
+using exactly::verify::aborted_attempts_in;
 using exactly::verify::Audit;
 using exactly::verify::format_lineage;
 using exactly::verify::Lineage;
@@ -124,7 +126,40 @@ TEST_CASE("a clean run") {
   CHECK(report.examples.empty());
   CHECK(report.summary() ==
         "inputs=300 outputs=300 dead_letters=0 missing=0 duplicated=0 order_violations=0 no_lineage=0 "
-        "unknown_source=0");
+        "unknown_source=0 aborted_reads=0");
+}
+
+TEST_CASE("an output written by an aborted attempt is an aborted read") {
+  Audit audit{std::string{topic}};
+  audit.add_aborted_attempt("0badc0de-7");
+  for (std::int64_t o = 0; o < 4; ++o) audit.add_input(0, o);
+  const auto lineage = [](std::int64_t o) { return format_lineage(topic, 0, o); };
+  audit.add_output(0, lineage(0), "0badc0de-6");
+  audit.add_output(0, lineage(1), "0badc0de-7");  // aborted
+  audit.add_output(0, lineage(2), std::nullopt);  // no attempt header: nothing to judge
+  audit.add_output(0, lineage(3), "0badc0de-8");
+  audit.add_dead_letter(lineage(1), "0badc0de-7");  // aborted, and a second reflection of 1
+  const Report report = audit.finish();
+  CHECK(report.aborted_reads == 2);
+  CHECK(report.duplicated == 1);
+  CHECK(report.missing == 0);
+  CHECK_FALSE(report.ok());
+  REQUIRE_FALSE(report.examples.empty());
+  CHECK(std::count_if(report.examples.begin(), report.examples.end(), [](const std::string& e) {
+          return e.starts_with("aborted read: attempt 0badc0de-7 (payments/0/1)");
+        }) == 2);
+}
+
+TEST_CASE("aborted attempt ids are found in a service log") {
+  const std::string log =
+      "2026-12-03T07:00:00.000+00:00 info g.in.0: aborted attempt 1a2b3c4d-17, offsets [5, 9) "
+      "(commit failed)\n"
+      "2026-12-03T07:00:01.000+00:00 info g.in.1: aborted attempt ffffffff-3, offsets [0, 2) "
+      "(watchdog)\n"
+      "2026-12-03T07:00:02.000+00:00 info g.in.1: committed offsets [0, 2)\n"
+      "aborted attempt \n";
+  CHECK(aborted_attempts_in(log) == std::vector<std::string>{"1a2b3c4d-17", "ffffffff-3"});
+  CHECK(aborted_attempts_in("").empty());
 }
 
 TEST_CASE("an empty run is clean") {
@@ -149,7 +184,7 @@ TEST_CASE("missing inputs") {
         std::vector<std::string>{"missing payments/2/4", "missing payments/2/7"});
   CHECK(report.summary() ==
         "inputs=10 outputs=8 dead_letters=0 missing=2 duplicated=0 order_violations=0 no_lineage=0 "
-        "unknown_source=0");
+        "unknown_source=0 aborted_reads=0");
 }
 
 TEST_CASE("duplicated inputs") {
