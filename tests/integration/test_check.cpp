@@ -1,7 +1,12 @@
 // `exactly check` against a real broker: a healthy pipeline passes, and each misconfiguration gives
 // its own fail or warn line and exit code. `run` refuses at start-up what check fails in items
 // 1, 3 and 4.
+#include <sys/wait.h>
+
+#include <cstdlib>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <thread>
 
 #include <doctest/doctest.h>
@@ -24,7 +29,7 @@ struct Checked {
 // `exactly check --config FILE` with a short observation window, to its end.
 Checked run_check(const std::filesystem::path& dir, const std::filesystem::path& config,
                   const std::string& window_ms = "500") {
-  test::Service service(config, dir / "check.log");
+  test::Service service(config, dir / (test::unique_name("check") + ".log"));  // one per run
   Checked out;
   out.code =
       service.run_to_end({"check", "--config", config.string(), "--lso-window-ms", window_ms}, 60s);
@@ -329,4 +334,106 @@ TEST_CASE("check exits 2 for a bad config and for a cluster that does not answer
   CHECK(has(unreachable.log_text(),
             "exactly check: the cluster at 127.0.0.1:1 did not answer within 10000 ms"));
   CHECK_FALSE(has(unreachable.log_text(), "[pass]"));
+}
+
+namespace {
+
+// A second single-node cluster with Kafka's StandardAuthorizer, for the ACL item. Every client
+// there is User:ANONYMOUS (PLAINTEXT), made a super user so the test can create topics and ACLs;
+// `check` does not know super users and judges the bindings alone.
+class AclCluster {
+ public:
+  AclCluster() {
+    const char* env = std::getenv("EXACTLY_TEST_ACL_PORT");
+    port_ = env != nullptr ? std::atoi(env) : 39540;
+    dir_ = test::temp_dir("acl-cluster");
+    const int rc = run(fmt::format(
+        "start --nodes 1 --port {} --dir '{}' "
+        "--property authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer "
+        "--property super.users=User:ANONYMOUS",
+        port_, dir_.string()));
+    REQUIRE_MESSAGE(rc == 0, "cannot start the cluster with an authorizer");
+  }
+  ~AclCluster() { (void)run(fmt::format("stop --dir '{}'", dir_.string())); }
+  AclCluster(const AclCluster&) = delete;
+  AclCluster& operator=(const AclCluster&) = delete;
+
+  [[nodiscard]] std::string bootstrap() const { return fmt::format("127.0.0.1:{}", port_); }
+
+  // kafka-acls (org.apache.kafka.tools.AclCommand) with these arguments.
+  void acl(const std::string& args) const {
+    const int rc = run(fmt::format("tool org.apache.kafka.tools.AclCommand --dir '{}' -- "
+                                   "--bootstrap-server {} {} >/dev/null",
+                                   dir_.string(), bootstrap(), args));
+    REQUIRE_MESSAGE(rc == 0, "kafka-acls failed: " << args);
+  }
+
+  void create(const std::string& topic, const std::map<std::string, std::string>& configs = {}) const {
+    kafka::NewTopic t{.name = topic, .partitions = 1, .replication_factor = 1, .configs = configs};
+    const auto e = kafka::create_topics({{"bootstrap.servers", bootstrap()}}, {t}, false, 30s);
+    REQUIRE_MESSAGE(!e, e.describe());
+  }
+
+ private:
+  static int run(const std::string& args) {
+    const int status = std::system(fmt::format("{} {}", EXACTLY_TEST_CLUSTER_SCRIPT, args).c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  int port_ = 0;
+  std::filesystem::path dir_;
+};
+
+}  // namespace
+
+TEST_CASE("check judges the ACLs of a cluster with an authorizer") {
+  AclCluster cluster;
+  const auto dir = test::temp_dir("check-acl");
+  const auto input = test::unique_name("in");
+  const auto output = test::unique_name("out");
+  const auto marker = test::unique_name("markers");
+  const auto group = test::unique_name("group");
+  cluster.create(input);
+  cluster.create(output);
+  cluster.create(marker, {{"cleanup.policy", "compact"}});
+  const auto config = test::write_config(dir, input, output, group, marker_config(marker));
+  {
+    // write_config names the test cluster: point it at this one.
+    std::ifstream in(config);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string toml = text.str();
+    const auto at = toml.find(test::bootstrap());
+    REQUIRE(at != std::string::npos);
+    toml.replace(at, test::bootstrap().size(), cluster.bootstrap());
+    std::ofstream(config) << toml;
+  }
+
+  // No bindings: every permission the pipeline needs is missing, each with its grant command.
+  auto checked = run_check(dir, config);
+  INFO(checked.log);
+  CHECK(checked.code == 1);
+  CHECK(lines_with(checked.log, "[fail] ACLs: User:ANONYMOUS lacks") == 7);
+  CHECK(has(checked.log, "kafka-acls.sh --add --allow-principal User:ANONYMOUS --operation Read"));
+
+  // Granted as the README says: the ACL item passes.
+  cluster.acl(fmt::format("--add --allow-principal User:ANONYMOUS --operation Read --topic {}", input));
+  cluster.acl(fmt::format("--add --allow-principal User:ANONYMOUS --operation Write --topic {}", output));
+  cluster.acl(fmt::format(
+      "--add --allow-principal User:ANONYMOUS --operation Read --operation Write --topic {}", marker));
+  cluster.acl(fmt::format("--add --allow-principal User:ANONYMOUS --operation Read --group {}", group));
+  cluster.acl(fmt::format("--add --allow-principal User:ANONYMOUS --operation Write --operation "
+                          "Describe --transactional-id {}.{}. --resource-pattern-type prefixed",
+                          group, input));
+  checked = run_check(dir, config);
+  INFO(checked.log);
+  CHECK(checked.code == 0);
+  CHECK(lines_with(checked.log, "[fail]") == 0);
+  CHECK(has(checked.log, "[pass] ACLs: User:ANONYMOUS has"));
+
+  // A DENY wins over the ALLOW.
+  cluster.acl(fmt::format("--add --deny-principal User:ANONYMOUS --operation Write --topic {}", output));
+  checked = run_check(dir, config);
+  INFO(checked.log);
+  CHECK(checked.code == 1);
+  CHECK(lines_with(checked.log, "[fail] ACLs: User:ANONYMOUS is denied") == 1);
 }

@@ -5,7 +5,9 @@
 # (replication factor 3, min.insync.replicas 2). Data and logs live in one folder (the "state
 # folder"), so a cluster is stopped and wiped by naming that folder.
 #
-#   cluster.sh start   [--nodes N] [--port BASE] [--dir DIR]   format, start, wait until ready
+#   cluster.sh start   [--nodes N] [--port BASE] [--dir DIR] [--property K=V ...]
+#                                                               format, start, wait until ready;
+#                                                               K=V lines go to every node's config
 #   cluster.sh stop    [--dir DIR]                              stop every node, remove DIR
 #   cluster.sh status  [--dir DIR]                              one line per node
 #   cluster.sh bootstrap [--dir DIR]                            print the bootstrap servers
@@ -39,8 +41,10 @@ if [ "$cmd" = tool ]; then
   tool_class=${1:-}; shift || die "usage: cluster.sh tool CLASS -- ARGS"
 fi
 passthrough=()
+properties=()
 while [ $# -gt 0 ]; do
   case "$1" in
+    --property) properties+=("$2"); shift 2 ;;
     --nodes) nodes=$2; shift 2 ;;
     --port) base=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
@@ -104,6 +108,8 @@ num.network.threads=2
 num.io.threads=4
 log.segment.bytes=67108864
 EOF
+  local p
+  for p in ${properties[@]+"${properties[@]}"}; do echo "$p" >> "$dir/node$i/server.properties"; done
 }
 
 node_pid() { local f="$dir/node$1/pid"; [ -f "$f" ] && cat "$f" || true; }
