@@ -634,6 +634,18 @@ void Engine::tick(Clock::time_point now) {
     for (auto& [number, p] : partitions_) {
       if (p.producer) p.producer->poll();
     }
+    // Lag: the end of committed input librdkafka last fetched, minus where this partition is.
+    std::int64_t waiting = 0;
+    for (auto& [number, p] : partitions_) {
+      std::int64_t low = 0;
+      std::int64_t high = 0;
+      if (!consumer_->cached_watermarks(number, low, high)) continue;
+      const std::int64_t at = p.position != kafka::offset_invalid ? p.position : std::max<std::int64_t>(low, 0);
+      const std::int64_t lag = std::max<std::int64_t>(high - at, 0);
+      p.metrics.consumer_lag->Set(static_cast<double>(lag));
+      waiting += lag;
+    }
+    observer_.health.set_input_waiting(waiting > 0);
   }
 
   if (now - last_report_ >= report_interval) {

@@ -279,4 +279,14 @@ Error Consumer::watermarks(std::int32_t partition, std::int64_t& low, std::int64
                     fmt::format("watermarks of '{}' [{}]", topic_, partition));
 }
 
+bool Consumer::cached_watermarks(std::int32_t partition, std::int64_t& low,
+                                 std::int64_t& high) const {
+  low = high = RD_KAFKA_OFFSET_INVALID;
+  if (rd_kafka_get_watermark_offsets(rk_, topic_.c_str(), partition, &low, &high) !=
+      RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return false;
+  }
+  return high >= 0;
+}
+
 }  // namespace exactly::kafka

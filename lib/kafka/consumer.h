@@ -110,6 +110,10 @@ class Consumer {
   [[nodiscard]] Error watermarks(std::int32_t partition, std::int64_t& low, std::int64_t& high,
                                  std::chrono::milliseconds timeout) const;
 
+  // The watermarks librdkafka last learnt from fetching the partition, without a request: false
+  // when it knows none yet. Under read_committed the high one is the end of committed data.
+  bool cached_watermarks(std::int32_t partition, std::int64_t& low, std::int64_t& high) const;
+
   // For the rebalance trampoline only.
   void handle_rebalance(int err, void* partitions) noexcept;
   // For the statistics trampoline only.

@@ -247,20 +247,14 @@ void Metrics::error(ErrorKind kind, ErrorAction action) {
       .Increment();
 }
 
-std::optional<std::int64_t> Metrics::apply_consumer_statistics(const Statistics& stats) {
-  std::optional<std::int64_t> total;
+void Metrics::apply_consumer_statistics(const Statistics& stats) {
   std::lock_guard lock(mutex_);
   for (const auto& p : stats.partitions) {
     const auto it = assigned_.find(std::make_pair(p.topic, p.partition));
     if (it == assigned_.end()) continue;  // known to the client, but not ours
-    if (const auto lag = p.lag()) {
-      it->second.consumer_lag->Set(static_cast<double>(*lag));
-      total = total.value_or(0) + *lag;
-    }
     if (const auto gap = p.lso_gap()) it->second.lso_gap->Set(static_cast<double>(*gap));
     if (p.ls_offset >= 0) it->second.last_stable_offset->Set(static_cast<double>(p.ls_offset));
   }
-  return total;
 }
 
 void Metrics::apply_producer_statistics(std::int32_t partition, const Statistics& stats) {

@@ -114,10 +114,10 @@ class Metrics {
   // Every error the engine acted on. Rare, so the series is looked up per call.
   void error(ErrorKind kind, ErrorAction action);
 
-  // librdkafka statistics of the consumer: lag and LSO gap of the assigned partitions (others
-  // are ignored). Returns the summed lag of the assigned partitions whose lag is known, or empty
-  // when none is known.
-  std::optional<std::int64_t> apply_consumer_statistics(const Statistics& stats);
+  // librdkafka statistics of the consumer: LSO gap and last stable offset of the assigned
+  // partitions (others are ignored). The lag is the engine's own figure (PartitionMetrics::
+  // consumer_lag): its position against the end offset librdkafka last fetched.
+  void apply_consumer_statistics(const Statistics& stats);
   // librdkafka statistics of the transactional producer of input partition `partition`: adds its
   // new retries to exactly_producer_retries_total and sets the in-flight gauge to the sum over
   // all producers. A re-created producer (a new client name) starts from zero again.

@@ -23,10 +23,8 @@ std::optional<Statistics> parse_or_warn(std::string_view json, std::atomic<bool>
 StatisticsHandler consumer_statistics(Observer observer) {
   auto warned = std::make_shared<std::atomic<bool>>(false);
   return [observer, warned](std::string_view json) {
-    const auto stats = parse_or_warn(json, *warned);
-    if (!stats) return;
-    if (const auto lag = observer.metrics.apply_consumer_statistics(*stats)) {
-      observer.health.set_input_waiting(*lag > 0);
+    if (const auto stats = parse_or_warn(json, *warned)) {
+      observer.metrics.apply_consumer_statistics(*stats);
     }
   };
 }

@@ -20,8 +20,7 @@ struct Observer {
 // Has kafka::StatsCallback's signature, so it can be passed to the clients' create().
 using StatisticsHandler = std::function<void(std::string_view json)>;
 
-// For the consumer: lag and LSO gap of the assigned partitions, and whether input is waiting
-// (Health::set_input_waiting) when any lag is known. A document that does not parse is logged
+// For the consumer: LSO gap and last stable offset of the assigned partitions. A document that does not parse is logged
 // once per client and otherwise ignored.
 StatisticsHandler consumer_statistics(Observer observer);
 // For the transactional producer of input partition `partition`: retries and requests in

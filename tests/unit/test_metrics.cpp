@@ -140,30 +140,30 @@ TEST_CASE("records, transactions and errors land in their labelled series") {
   CHECK(contains(text, "exactly_errors_total{action=\"retry\",kind=\"retriable\"} 1"));
 }
 
-TEST_CASE("consumer statistics set lag and LSO gap of assigned partitions only") {
+TEST_CASE("consumer statistics set LSO gap and last stable offset of assigned partitions only") {
   Metrics m;
-  m.add_partition("payments", 0);
+  auto p0 = m.add_partition("payments", 0);
   m.add_partition("payments", 1);
+  p0.consumer_lag->Set(7);  // the engine's own figure: statistics leave it alone
   Statistics s;
-  s.partitions.push_back(partition("payments", 0, 120, 100, 40));  // lag 60, gap 20
-  s.partitions.push_back(partition("payments", 1, 10, 10, 10));    // caught up
-  s.partitions.push_back(partition("payments", 2, 500, 500, 0));   // not ours
-  s.partitions.push_back(partition("other", 0, 500, 500, 0));      // not ours
-  CHECK(m.apply_consumer_statistics(s) == 60);
+  s.partitions.push_back(partition("payments", 0, 120, 100, 40));  // gap 20
+  s.partitions.push_back(partition("payments", 1, 10, 10, 10));    // no gap
+  s.partitions.push_back(partition("payments", 2, 500, 400, 0));   // not ours
+  s.partitions.push_back(partition("other", 0, 500, 400, 0));      // not ours
+  m.apply_consumer_statistics(s);
   const std::string text = m.serialize();
-  CHECK(contains(text, "exactly_consumer_lag_records{partition=\"0\",topic=\"payments\"} 60"));
   CHECK(contains(text, "exactly_lso_gap_records{partition=\"0\",topic=\"payments\"} 20"));
   CHECK(contains(text, "exactly_last_stable_offset{partition=\"0\",topic=\"payments\"} 100"));
-  CHECK(contains(text, "exactly_consumer_lag_records{partition=\"1\",topic=\"payments\"} 0"));
+  CHECK(contains(text, "exactly_lso_gap_records{partition=\"1\",topic=\"payments\"} 0"));
+  CHECK(contains(text, "exactly_consumer_lag_records{partition=\"0\",topic=\"payments\"} 7"));
   CHECK_FALSE(contains(text, "partition=\"2\""));
   CHECK_FALSE(contains(text, "topic=\"other\""));
 
   Statistics unknown;
   unknown.partitions.push_back(partition("payments", 0, -1, -1, -1));
-  CHECK_FALSE(m.apply_consumer_statistics(unknown));
+  m.apply_consumer_statistics(unknown);
   // An unknown reading keeps the last known value rather than claiming zero.
-  CHECK(contains(m.serialize(),
-                 "exactly_consumer_lag_records{partition=\"0\",topic=\"payments\"} 60"));
+  CHECK(contains(m.serialize(), "exactly_lso_gap_records{partition=\"0\",topic=\"payments\"} 20"));
 }
 
 TEST_CASE("producer statistics: retries counted by delta, in-flight summed over producers") {
@@ -189,13 +189,10 @@ TEST_CASE("producer statistics: retries counted by delta, in-flight summed over 
   CHECK(contains(m.serialize(), "exactly_producer_requests_in_flight 0"));
 }
 
-TEST_CASE("the observer's statistics handlers feed metrics and tell health about waiting input") {
+TEST_CASE("the observer's statistics handlers feed metrics") {
   Metrics m;
   const auto t0 = Health::Clock::now();
   Health h(std::chrono::hours{1}, 10s, t0);
-  h.set_assignment(1);
-  h.set_producers_ready(1);
-  h.polled(t0, false);
   m.add_partition("payments", 0);
   const Observer observer{m, h};
 
@@ -203,17 +200,12 @@ TEST_CASE("the observer's statistics handlers feed metrics and tell health about
   consumer(R"({"topics": {"payments": {"partitions": {
       "0": {"hi_offset": 90, "ls_offset": 80, "app_offset": 50},
       "-1": {"hi_offset": -1001}}}}})");
+  CHECK(contains(m.serialize(), "exactly_lso_gap_records{partition=\"0\",topic=\"payments\"} 10"));
   CHECK(contains(m.serialize(),
-                 "exactly_consumer_lag_records{partition=\"0\",topic=\"payments\"} 30"));
-  CHECK_FALSE(h.readiness(t0 + 11s).ok);  // input waiting, nothing committed
-
-  consumer(R"({"topics": {"payments": {"partitions": {
-      "0": {"hi_offset": 90, "ls_offset": 80, "app_offset": 80}}}}})");
-  CHECK(h.readiness(t0 + 11s).ok);  // caught up
-
+                 "exactly_last_stable_offset{partition=\"0\",topic=\"payments\"} 80"));
   consumer("not json");  // logged once, otherwise ignored
   consumer("not json");
-  CHECK(h.readiness(t0 + 11s).ok);
+  CHECK(contains(m.serialize(), "exactly_lso_gap_records{partition=\"0\",topic=\"payments\"} 10"));
 
   const auto producer = producer_statistics(observer, 0);
   producer(R"({"name": "exactly#producer-1",

@@ -1,0 +1,487 @@
+// The fault suite: exactly-once on a 3-broker cluster (replication factor 3, min.insync.replicas
+// 2), 6 input partitions and at least 100,000 seeded records per run, under the faults Kafka's own
+// system tests and Jepsen use. Every run ends with the read_committed audit, including aborted
+// reads of the attempts the services logged as aborted, and prints one line:
+//
+//   case, runs, inputs, outputs, dlq, missing, duplicated, aborted_reads, order_violations,
+//   recovery p50/max
+//
+// where recovery is the time from a fault (its end, for a pause) to the next transaction any
+// instance commits. EXACTLY_CHAOS_RUNS (default 1) repeats each case; EXACTLY_CHAOS_RESULTS names a
+// file the lines are appended to (scripts/chaos.sh writes the table from it).
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <random>
+#include <regex>
+#include <thread>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include "harness.h"
+#include "http_get.h"
+#include "kafka/producer.h"
+#include "sample/payments.h"
+#include "verify/audit.h"
+
+using namespace std::chrono_literals;
+using namespace exactly;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int input_partitions = 6;
+constexpr std::uint64_t records_per_run = 100000;
+
+int runs_per_case() {
+  const char* env = std::getenv("EXACTLY_CHAOS_RUNS");
+  return env != nullptr ? std::max(1, std::atoi(env)) : 1;
+}
+
+// One service instance of a fleet: restarts keep appending to its log.
+struct Instance {
+  std::unique_ptr<test::Service> service;
+  int generation = 0;  // starts so far
+};
+
+// The number in the last "(port N)" of the log: the metrics port of the latest start.
+int latest_port(const std::string& log) {
+  static const std::regex pattern{R"(/readyz on \S+ \(port (\d+)\))"};
+  int port = 0;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), pattern); it != std::sregex_iterator();
+       ++it) {
+    port = std::stoi((*it)[1].str());
+  }
+  return port;
+}
+
+double committed_of(int port) {
+  if (port == 0) return -1;
+  const auto response = test::get(port, "/metrics");
+  if (response.status != 200) return -1;
+  constexpr std::string_view needle = "\nexactly_transactions_committed_total ";
+  const auto at = response.body.find(needle);
+  if (at == std::string::npos) return -1;
+  try {
+    return std::stod(response.body.substr(at + needle.size()));
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+// Instances of one pipeline (one group), and the faults done to them.
+class Fleet {
+ public:
+  Fleet(const std::filesystem::path& dir, const std::filesystem::path& config, int size)
+      : dir_(dir), config_(config) {
+    for (int i = 0; i < size; ++i) add();
+  }
+
+  void add() {
+    const auto n = instances_.size();
+    instances_.push_back(
+        {std::make_unique<test::Service>(config_, dir_ / fmt::format("instance-{}.log", n)), 0});
+  }
+  [[nodiscard]] std::size_t size() const { return instances_.size(); }
+  test::Service& service(std::size_t i) { return *instances_.at(i).service; }
+
+  void start(std::size_t i) {
+    auto& in = instances_.at(i);
+    const int ready = in.service->log_count("serving /metrics");
+    in.service->start();
+    ++in.generation;
+    REQUIRE_MESSAGE(in.service->wait_for_log("serving /metrics", 60s, ready + 1),
+                    in.service->log_text());
+  }
+  void kill(std::size_t i) {
+    service(i).signal(SIGKILL);
+    const auto code = service(i).wait(30s);
+    REQUIRE(code.has_value());
+    CHECK(*code == -SIGKILL);
+  }
+  void term(std::size_t i) {
+    service(i).signal(SIGTERM);
+    const auto code = service(i).wait(90s);
+    INFO(service(i).log_text());
+    REQUIRE(code.has_value());
+    CHECK(*code == 0);
+  }
+
+  // What each running instance has committed, to measure a recovery from.
+  struct Snapshot {
+    std::vector<std::pair<int, double>> seen;  // generation, committed
+  };
+  Snapshot snapshot() {
+    Snapshot s;
+    for (auto& in : instances_) {
+      const double c = in.service->running() ? committed_of(latest_port(in.service->log_text())) : -1;
+      s.seen.emplace_back(in.generation, c);
+    }
+    return s;
+  }
+  // The time until a running instance (`only`, if given: the one the fault hit) commits a
+  // transaction after `since`.
+  std::chrono::milliseconds recovery(const Snapshot& since, Clock::time_point from,
+                                     std::optional<std::size_t> only = std::nullopt,
+                                     std::chrono::seconds limit = 180s) {
+    const auto deadline = from + limit;
+    while (Clock::now() < deadline) {
+      for (std::size_t i = 0; i < instances_.size(); ++i) {
+        auto& in = instances_[i];
+        if ((only && i != *only) || !in.service->running()) continue;
+        const double c = committed_of(latest_port(in.service->log_text()));
+        const auto& [generation, before] = since.seen[i];
+        if (c > 0 && (in.generation != generation || c > before)) {
+          return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - from);
+        }
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    FAIL("no commit within " << limit.count() << " s of the fault");
+    return std::chrono::duration_cast<std::chrono::milliseconds>(limit);
+  }
+
+  void stop_all() {
+    for (std::size_t i = 0; i < instances_.size(); ++i) {
+      if (service(i).running()) term(i);
+    }
+  }
+  [[nodiscard]] std::vector<std::string> aborted_attempts() const {
+    std::vector<std::string> all;
+    for (const auto& in : instances_) {
+      auto ids = verify::aborted_attempts_in(in.service->log_text());
+      all.insert(all.end(), ids.begin(), ids.end());
+    }
+    return all;
+  }
+  [[nodiscard]] std::string logs() const {
+    std::string all;
+    for (const auto& in : instances_) all += in.service->log_text();
+    return all;
+  }
+
+ private:
+  std::filesystem::path dir_;
+  std::filesystem::path config_;
+  std::vector<Instance> instances_;
+};
+
+// Writes the run's input in chunks while the faults happen.
+class Feeder {
+ public:
+  Feeder(std::string topic, std::uint64_t total, std::chrono::milliseconds every)
+      : thread_([this, topic = std::move(topic), total, every] {
+          constexpr std::uint64_t chunk = 2500;
+          for (std::uint64_t start = 0; start < total; start += chunk) {
+            test::produce_payments(topic, start, std::min(chunk, total - start));
+            written_ = start + std::min(chunk, total - start);
+            std::this_thread::sleep_for(every);
+          }
+        }) {}
+  ~Feeder() {
+    if (thread_.joinable()) thread_.join();
+  }
+  Feeder(const Feeder&) = delete;
+  Feeder& operator=(const Feeder&) = delete;
+  void join() { thread_.join(); }
+  [[nodiscard]] bool done() const { return written_ >= records_per_run; }
+
+ private:
+  std::atomic<std::uint64_t> written_{0};
+  std::thread thread_;
+};
+
+struct Pipeline {
+  std::filesystem::path dir;
+  std::string input;
+  std::string output;
+  std::string dlq;
+  std::filesystem::path config;
+};
+
+Pipeline make_pipeline(const std::string& name, const std::string& extra = {},
+                       const std::string& pipeline_keys = {}, bool with_dlq = false,
+                       const std::map<std::string, std::string>& output_configs = {}) {
+  Pipeline p;
+  p.dir = test::temp_dir("chaos-" + name);
+  p.input = test::unique_name("in");
+  p.output = test::unique_name("out");
+  test::create_topic(p.input, input_partitions);
+  test::create_topic(p.output, input_partitions, output_configs);
+  std::string keys = pipeline_keys;
+  if (with_dlq) {
+    p.dlq = test::unique_name("dlq");
+    test::create_topic(p.dlq, 1);
+    keys += fmt::format("on_error = \"dlq\"\ndlq_topic = \"{}\"\n", p.dlq);
+  }
+  p.config = test::write_config(
+      p.dir, p.input, p.output, test::unique_name("group"),
+      std::string{"[metrics]\nlisten = \"127.0.0.1:0\"\n"} + test::fast_group + extra, keys);
+  return p;
+}
+
+struct Outcome {
+  verify::Report report;
+  std::vector<std::chrono::milliseconds> recoveries;
+};
+
+std::string line_of(const std::string& name, int runs, const std::vector<Outcome>& outcomes) {
+  verify::Report sum;
+  std::vector<std::chrono::milliseconds> recoveries;
+  for (const auto& o : outcomes) {
+    sum.inputs += o.report.inputs;
+    sum.outputs += o.report.outputs;
+    sum.dead_letters += o.report.dead_letters;
+    sum.missing += o.report.missing;
+    sum.duplicated += o.report.duplicated;
+    sum.aborted_reads += o.report.aborted_reads;
+    sum.order_violations += o.report.order_violations;
+    recoveries.insert(recoveries.end(), o.recoveries.begin(), o.recoveries.end());
+  }
+  std::sort(recoveries.begin(), recoveries.end());
+  const auto seconds = [](std::chrono::milliseconds d) { return fmt::format("{:.1f}s", d.count() / 1000.0); };
+  const std::string recovery =
+      recoveries.empty() ? std::string{"-"}
+                         : fmt::format("{}/{}", seconds(recoveries[recoveries.size() / 2]),
+                                       seconds(recoveries.back()));
+  return fmt::format("{}, {}, {}, {}, {}, {}, {}, {}, {}, {}", name, runs, sum.inputs, sum.outputs,
+                     sum.dead_letters, sum.missing, sum.duplicated, sum.aborted_reads,
+                     sum.order_violations, recovery);
+}
+
+// Runs a case `runs_per_case()` times, checks every run, and reports its line.
+void run_case(const std::string& name, const std::function<Outcome()>& once) {
+  const int runs = runs_per_case();
+  std::vector<Outcome> outcomes;
+  for (int run = 0; run < runs; ++run) {
+    CAPTURE(run);
+    Outcome o = once();
+    INFO(o.report.summary());
+    for (const auto& example : o.report.examples) INFO(example);
+    CHECK(o.report.missing == 0);
+    CHECK(o.report.duplicated == 0);
+    CHECK(o.report.aborted_reads == 0);
+    CHECK(o.report.order_violations == 0);
+    CHECK(o.report.no_lineage == 0);
+    CHECK(o.report.unknown_source == 0);
+    outcomes.push_back(std::move(o));
+  }
+  const std::string line = line_of(name, runs, outcomes);
+  MESSAGE(line);
+  if (const char* file = std::getenv("EXACTLY_CHAOS_RESULTS")) std::ofstream(file, std::ios::app) << line << "\n";
+}
+
+// Ends a run: stop the fleet cleanly, wait until every input is reflected, audit.
+Outcome finish(Fleet& fleet, const Pipeline& p, std::uint64_t expected_inputs,
+               std::vector<std::chrono::milliseconds> recoveries) {
+  const auto progress = test::wait_for_outputs(p.input, p.output, expected_inputs, 300s, p.dlq);
+  INFO(fleet.logs());
+  CHECK(progress.missing == 0);
+  fleet.stop_all();
+  Outcome o;
+  o.report = test::audit(p.input, p.output, p.dlq, fleet.aborted_attempts());
+  CHECK(o.report.inputs == expected_inputs);
+  o.recoveries = std::move(recoveries);
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("chaos: kill -9 of the services at random instants") {
+  run_case("kill -9", [] {
+    const auto p = make_pipeline("kill");
+    Fleet fleet(p.dir, p.config, 2);
+    fleet.start(0);
+    fleet.start(1);
+    Feeder feeder(p.input, records_per_run, 400ms);
+    std::mt19937 random{std::random_device{}()};
+    std::uniform_int_distribution<int> pause(500, 2500);
+    std::vector<std::chrono::milliseconds> recoveries;
+    // At least 3 kills per instance, alternating, while the input flows.
+    for (int kill = 0; kill < 6; ++kill) {
+      std::this_thread::sleep_for(std::chrono::milliseconds{pause(random)});
+      const std::size_t victim = static_cast<std::size_t>(kill % 2);
+      const auto before = fleet.snapshot();
+      const auto at = Clock::now();
+      fleet.kill(victim);
+      fleet.start(victim);
+      recoveries.push_back(fleet.recovery(before, at, victim));
+    }
+    feeder.join();
+    return finish(fleet, p, records_per_run, std::move(recoveries));
+  });
+}
+
+TEST_CASE("chaos: SIGTERM restarts of the services") {
+  run_case("SIGTERM restarts", [] {
+    const auto p = make_pipeline("term");
+    Fleet fleet(p.dir, p.config, 2);
+    fleet.start(0);
+    fleet.start(1);
+    Feeder feeder(p.input, records_per_run, 400ms);
+    std::vector<std::chrono::milliseconds> recoveries;
+    for (int restart = 0; restart < 6; ++restart) {
+      std::this_thread::sleep_for(1500ms);
+      const std::size_t victim = static_cast<std::size_t>(restart % 2);
+      const auto before = fleet.snapshot();
+      const auto at = Clock::now();
+      fleet.term(victim);
+      fleet.start(victim);
+      recoveries.push_back(fleet.recovery(before, at, victim));
+    }
+    feeder.join();
+    return finish(fleet, p, records_per_run, std::move(recoveries));
+  });
+}
+
+TEST_CASE("chaos: a zombie frozen past its session is fenced when it wakes") {
+  run_case("zombie", [] {
+    const auto p = make_pipeline("zombie");
+    Fleet fleet(p.dir, p.config, 2);
+    fleet.start(0);
+    fleet.start(1);
+    Feeder feeder(p.input, records_per_run, 300ms);
+    std::this_thread::sleep_for(2s);
+    // Frozen mid-work past the 2 s session: the other instance takes all partitions, and its
+    // init_transactions fences the frozen one's producers.
+    const auto before = fleet.snapshot();
+    const auto at = Clock::now();
+    fleet.service(0).signal(SIGSTOP);
+    REQUIRE(fleet.service(1).wait_for_log("assigned", 60s, 2));
+    std::vector<std::chrono::milliseconds> recoveries{fleet.recovery(before, at, 1)};
+    std::this_thread::sleep_for(3s);
+    fleet.service(0).signal(SIGCONT);
+    // Awake, it learns it lost its partitions (or is fenced), and rejoins.
+    std::this_thread::sleep_for(5s);
+    feeder.join();
+    auto outcome = finish(fleet, p, records_per_run, std::move(recoveries));
+    const std::string zombie_log = fleet.service(0).log_text();
+    CHECK((zombie_log.find("lost ") != std::string::npos ||
+           zombie_log.find("fenced") != std::string::npos ||
+           zombie_log.find("FENCED") != std::string::npos));
+    return outcome;
+  });
+}
+
+TEST_CASE("chaos: rolling clean and hard restarts of the brokers") {
+  run_case("broker restarts", [] {
+    const auto p = make_pipeline("brokers");
+    Fleet fleet(p.dir, p.config, 2);
+    fleet.start(0);
+    fleet.start(1);
+    Feeder feeder(p.input, records_per_run, 500ms);
+    std::vector<std::chrono::milliseconds> recoveries;
+    // Every broker, so the transaction and group coordinators are among them: a clean stop and
+    // start, then a kill -9 and start.
+    for (const char* how : {"stop", "kill"}) {
+      for (int node = 1; node <= 3; ++node) {
+        std::this_thread::sleep_for(1s);
+        const auto before = fleet.snapshot();
+        REQUIRE(test::cluster({"node", how, std::to_string(node)}) == 0);
+        std::this_thread::sleep_for(2s);
+        REQUIRE(test::cluster({"node", "start", std::to_string(node)}) == 0);
+        recoveries.push_back(fleet.recovery(before, Clock::now()));
+      }
+    }
+    feeder.join();
+    return finish(fleet, p, records_per_run, std::move(recoveries));
+  });
+}
+
+TEST_CASE("chaos: a broker paused with SIGSTOP") {
+  run_case("broker paused", [] {
+    const auto p = make_pipeline("pause");
+    Fleet fleet(p.dir, p.config, 2);
+    fleet.start(0);
+    fleet.start(1);
+    Feeder feeder(p.input, records_per_run, 400ms);
+    std::vector<std::chrono::milliseconds> recoveries;
+    for (int node = 1; node <= 2; ++node) {
+      std::this_thread::sleep_for(2s);
+      REQUIRE(test::cluster({"node", "pause", std::to_string(node)}) == 0);
+      std::this_thread::sleep_for(10s);
+      const auto before = fleet.snapshot();
+      REQUIRE(test::cluster({"node", "resume", std::to_string(node)}) == 0);
+      recoveries.push_back(fleet.recovery(before, Clock::now()));
+    }
+    feeder.join();
+    return finish(fleet, p, records_per_run, std::move(recoveries));
+  });
+}
+
+TEST_CASE("chaos: an upstream producer that aborts every third transaction") {
+  run_case("upstream aborts", [] {
+    const auto p = make_pipeline("upstream");
+    Fleet fleet(p.dir, p.config, 2);
+    fleet.start(0);
+    fleet.start(1);
+    // 150 transactions of 1000 records: every third is aborted, so 100,000 are committed.
+    std::string error;
+    auto upstream = kafka::TransactionalProducer::create(
+        {{"bootstrap.servers", test::bootstrap()}, {"linger.ms", "5"}},
+        test::unique_name("upstream"), {p.input}, error);
+    REQUIRE_MESSAGE(upstream, error);
+    REQUIRE(!upstream->init_transactions(30s));
+    std::uint64_t next = 0;
+    for (int t = 0; t < 150; ++t) {
+      REQUIRE(!upstream->begin_transaction());
+      for (int r = 0; r < 1000; ++r, ++next) {
+        const std::string id = fmt::format("upstream-{}", next);
+        const std::string value = fmt::format("{{\"n\":{},\"txn\":{}}}", next, t);
+        kafka::ProduceRecord record;
+        record.key = id;
+        record.value = value;
+        const auto e = upstream->produce(record, 30s);
+        REQUIRE_MESSAGE(!e, e.describe());
+      }
+      const auto e = t % 3 == 2 ? upstream->abort_transaction(30s) : upstream->commit_transaction(30s);
+      REQUIRE_MESSAGE(!e, e.describe());
+    }
+    upstream.reset();  // nothing left open
+    return finish(fleet, p, records_per_run, {});
+  });
+}
+
+TEST_CASE("chaos: poison records and oversize outputs go to the dead-letter topic once") {
+  run_case("poison and oversize", [] {
+    // The output topic takes 20 kB: an enriched payment carrying a 50 kB memo is too large.
+    const auto p = make_pipeline("poison", "[transform]\nname = \"payment-enricher\"\n", {}, true,
+                                 {{"max.message.bytes", "20000"}});
+    Fleet fleet(p.dir, p.config, 2);
+    fleet.start(0);
+    fleet.start(1);
+    // 1 in 1,000 is not JSON, or (every tenth of those) a payment too large once enriched.
+    std::uint64_t poison = 0;
+    std::uint64_t oversize = 0;
+    for (std::uint64_t chunk = 0; chunk < 100; ++chunk) {
+      test::produce_payments(p.input, chunk * 999, 999);
+      const auto partition = static_cast<std::int32_t>(chunk % input_partitions);
+      if (chunk % 10 == 9) {
+        std::string big = sample::payment_json(1000000 + chunk, 1700000000.0);
+        big.insert(big.size() - 1, fmt::format(R"(,"memo":"{}")", std::string(50000, 'x')));
+        test::produce_raw(p.input, partition, fmt::format("big-{}", chunk), big);
+        ++oversize;
+      } else {
+        test::produce_raw(p.input, partition, fmt::format("poison-{}", chunk),
+                          fmt::format("not json {}", chunk));
+        ++poison;
+      }
+    }
+    auto outcome = finish(fleet, p, records_per_run, {});
+    CHECK(outcome.report.dead_letters == poison + oversize);
+    CHECK(outcome.report.outputs == records_per_run - poison - oversize);
+    std::uint64_t too_large = 0;
+    for (const auto& letter : test::read_dead_letters(p.dlq)) {
+      if (letter.headers.at("exactly.error.class") == "too_large") ++too_large;
+    }
+    CHECK(too_large == oversize);
+    return outcome;
+  });
+}
