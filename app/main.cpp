@@ -81,8 +81,8 @@ Usage:
       Load and validate the config as `run` does, without a cluster: every problem with its
       file:line:column; a built-in transform also checks [transform.config] (a plugin is not
       loaded). Exit 0 when valid, 2 when not.
-  exactly example-config
-      Print a commented example of every configuration key.
+  exactly example-config [--markdown]
+      Print a commented example of every configuration key (or the reference, in Markdown).
   exactly create-topics --config FILE --partitions N [--replication-factor R]
       Create the config's input and output topics.
   exactly --version | --help
@@ -397,6 +397,7 @@ int main(int argc, char** argv) {
         ("input", po::value<std::string>(), "verify: the input topic")
         ("output", po::value<std::string>(), "verify: the output topic")
         ("dlq", po::value<std::string>(), "verify: the dead-letter topic, if any")
+        ("markdown", "example-config: the reference as Markdown tables instead")
         ("aborted-log", po::value<std::vector<std::string>>(),
          "verify: a service log; an output of an attempt it aborted is an aborted read")
         ("plugin-dir", po::value<std::string>(), "plugins: a folder of plugins to list")
@@ -430,6 +431,10 @@ int main(int argc, char** argv) {
     if (command == "plugins") return cmd_plugins(vm);
     if (command == "validate") return cmd_validate(vm);
     if (command == "example-config") {
+      if (vm.count("markdown")) {
+        std::cout << exactly::config::reference_markdown();
+        return exit_ok;
+      }
       std::cout << exactly::config::example_toml();
       return exit_ok;
     }

@@ -905,6 +905,46 @@ std::string loggable_value(std::string_view name, std::string_view value) {
   return is_secret_property(name) ? std::string{redacted} : std::string{value};
 }
 
+namespace {
+
+// What a key accepts, in words: the reference's and the example's "constraint" line.
+std::string constraint(const schema::Key& key) {
+  std::string text;
+  switch (key.type) {
+    case schema::Type::string:
+      if (key.choices.size() == 1) {
+        text = fmt::format("Only \"{}\" for now", key.choices[0]);
+        if (!key.choices_note.empty()) text += fmt::format(" ({})", key.choices_note);
+        text += ".";
+      } else if (!key.choices.empty()) {
+        text = "One of";
+        for (std::size_t i = 0; i < key.choices.size(); ++i) {
+          text += fmt::format("{} \"{}\"", i == 0 ? "" : ",", key.choices[i]);
+        }
+        text += ".";
+      } else {
+        text = key.constraint.empty() ? "A string." : std::string{key.constraint};
+        if (!text.ends_with('.')) text += ".";
+      }
+      break;
+    case schema::Type::integer: {
+      const std::string_view what = key.name.ends_with("_ms") ? "Milliseconds" : "An integer";
+      if (key.max == std::numeric_limits<std::int64_t>::max()) {
+        text = fmt::format("{}, at least {}.", what, key.min);
+      } else {
+        text = fmt::format("{}, from {} to {}.", what, key.min, key.max);
+      }
+      break;
+    }
+    case schema::Type::boolean: text = "true or false."; break;
+  }
+  if (key.required) text += " Required.";
+  if (!key.default_from.empty()) text += fmt::format(" Defaults to {}.", key.default_from);
+  return text;
+}
+
+}  // namespace
+
 std::string example_toml() {
   auto comment = [](std::string& out, std::string_view text) {
     while (!text.empty()) {
@@ -914,41 +954,6 @@ std::string example_toml() {
       text.remove_prefix(newline + 1);
     }
   };
-  auto constraint = [](const schema::Key& key) {
-    std::string text;
-    switch (key.type) {
-      case schema::Type::string:
-        if (key.choices.size() == 1) {
-          text = fmt::format("Only \"{}\" for now", key.choices[0]);
-          if (!key.choices_note.empty()) text += fmt::format(" ({})", key.choices_note);
-          text += ".";
-        } else if (!key.choices.empty()) {
-          text = "One of";
-          for (std::size_t i = 0; i < key.choices.size(); ++i) {
-            text += fmt::format("{} \"{}\"", i == 0 ? "" : ",", key.choices[i]);
-          }
-          text += ".";
-        } else {
-          text = key.constraint.empty() ? "A string." : std::string{key.constraint};
-          if (!text.ends_with('.')) text += ".";
-        }
-        break;
-      case schema::Type::integer: {
-        const std::string_view what = key.name.ends_with("_ms") ? "Milliseconds" : "An integer";
-        if (key.max == std::numeric_limits<std::int64_t>::max()) {
-          text = fmt::format("{}, at least {}.", what, key.min);
-        } else {
-          text = fmt::format("{}, from {} to {}.", what, key.min, key.max);
-        }
-        break;
-      }
-      case schema::Type::boolean: text = "true or false."; break;
-    }
-    if (key.required) text += " Required.";
-    if (!key.default_from.empty()) text += fmt::format(" Defaults to {}.", key.default_from);
-    return text;
-  };
-
   std::string out{schema::example_header()};
   for (const auto& table : schema::tables()) {
     out += "\n";
@@ -969,6 +974,50 @@ std::string example_toml() {
                          key.name, key.value);
     }
     for (const auto example : table.examples) out += fmt::format("# {}\n", example);
+  }
+  return out;
+}
+
+std::string reference_markdown() {
+  const auto one_line = [](std::string_view text) {
+    std::string out{text};
+    std::replace(out.begin(), out.end(), '\n', ' ');
+    return out;
+  };
+  std::string out;
+  for (const auto& table : schema::tables()) {
+    out += fmt::format("#### `[{}]`\n\n", table.path);
+    if (!table.description.empty()) out += one_line(table.description) + "\n\n";
+    if (table.kind == schema::TableKind::pass_through) {
+      std::vector<std::string_view> owned;
+      for (const auto& p : schema::owned_properties()) {
+        if (applies_to(p, table.clients)) owned.push_back(p.name);
+      }
+      out += "Set by exactly, refused here:";
+      for (std::size_t i = 0; i < owned.size(); ++i) {
+        out += fmt::format("{} `{}`", i == 0 ? "" : ",", owned[i]);
+      }
+      out += ".\n\n";
+      continue;
+    }
+    if (table.keys.empty()) continue;
+    out += "| key | default | accepts | meaning |\n| --- | --- | --- | --- |\n";
+    for (const auto& key : table.keys) {
+      const std::string value = key.required ? std::string{"(required)"}
+                                : key.optional ? std::string{"(unset)"}
+                                : !key.default_from.empty()
+                                    ? fmt::format("`{}`", key.default_from)
+                                    : fmt::format("`{}`", key.value);
+      std::string meaning = one_line(key.description);
+      std::string accepts = constraint(key);
+      for (std::string* text : {&meaning, &accepts}) {
+        std::string escaped;
+        for (const char c : *text) escaped += c == '|' ? std::string{"\\|"} : std::string(1, c);
+        *text = escaped;
+      }
+      out += fmt::format("| `{}` | {} | {} | {} |\n", key.name, value, accepts, meaning);
+    }
+    out += "\n";
   }
   return out;
 }

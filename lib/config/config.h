@@ -121,4 +121,8 @@ std::string loggable_value(std::string_view name, std::string_view value);
 // The commented example of every key (config/exactly.example.toml is this text).
 std::string example_toml();
 
+// The configuration reference in Markdown, one table per config table (the README's
+// "Configuration reference" is this text; a unit test keeps them equal).
+std::string reference_markdown();
+
 }  // namespace exactly::config

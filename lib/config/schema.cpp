@@ -140,8 +140,9 @@ constexpr std::array pipeline_keys{
     Key{.name = "lineage",
         .type = Type::boolean,
         .value = "true",
-        .description = "Add headers naming the input topic, partition and offset to every output\n"
-                       "record.",
+        .description = "Add headers to every output record and dead letter: exactly.lineage names\n"
+                       "the input topic, partition and offset, exactly.attempt the transaction\n"
+                       "attempt (what `exactly verify` audits).",
         .store = [](Config& c, const Value& v) { c.pipeline.lineage = v.boolean; }},
     Key{.name = "on_error",
         .value = R"("fail")",

@@ -796,3 +796,19 @@ TEST_CASE("the example documents every key of the schema, and its commented line
   // The commented-out default of transactional_id_prefix is the group of the example.
   CHECK(contains(example, "\n# transactional_id_prefix = \"exactly-payments\"\n"));
 }
+
+TEST_CASE("the README's configuration reference is reference_markdown()") {
+  std::ifstream in(EXACTLY_SOURCE_DIR "/README.md");
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string readme = text.str();
+  constexpr std::string_view begin = "<!-- config-reference:begin -->\n";
+  constexpr std::string_view end = "<!-- config-reference:end -->";
+  const auto from = readme.find(begin);
+  const auto to = readme.find(end);
+  REQUIRE(from != std::string::npos);
+  REQUIRE(to != std::string::npos);
+  INFO("stale: replace the section with the output of `exactly example-config --markdown`");
+  CHECK(readme.substr(from + begin.size(), to - from - begin.size()) == reference_markdown());
+}
