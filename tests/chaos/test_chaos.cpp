@@ -16,6 +16,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <regex>
@@ -49,6 +50,7 @@ int runs_per_case() {
 struct Instance {
   std::unique_ptr<test::Service> service;
   int generation = 0;  // starts so far
+  bool stopped = false;  // scaled down on purpose
 };
 
 // The number in the last "(port N)" of the log: the metrics port of the latest start.
@@ -87,7 +89,8 @@ class Fleet {
   void add() {
     const auto n = instances_.size();
     instances_.push_back(
-        {std::make_unique<test::Service>(config_, dir_ / fmt::format("instance-{}.log", n)), 0});
+        {std::make_unique<test::Service>(config_, dir_ / fmt::format("instance-{}.log", n)), 0,
+         false});
   }
   [[nodiscard]] std::size_t size() const { return instances_.size(); }
   test::Service& service(std::size_t i) { return *instances_.at(i).service; }
@@ -133,6 +136,7 @@ class Fleet {
                                      std::chrono::seconds limit = 180s) {
     const auto deadline = from + limit;
     while (Clock::now() < deadline) {
+      supervise();
       for (std::size_t i = 0; i < instances_.size(); ++i) {
         auto& in = instances_[i];
         if ((only && i != *only) || !in.service->running()) continue;
@@ -148,10 +152,32 @@ class Fleet {
     return std::chrono::duration_cast<std::chrono::milliseconds>(limit);
   }
 
+  // Restarts instances that died on their own, as Kubernetes would; how many it restarted.
+  int supervise() {
+    int restarted = 0;
+    for (std::size_t i = 0; i < instances_.size(); ++i) {
+      if (instances_[i].stopped || service(i).running()) continue;
+      start(i);
+      ++restarted;
+    }
+    return restarted;
+  }
+  // Marks an instance stopped on purpose (scaled down): supervise() leaves it.
+  void retire(std::size_t i) {
+    term(i);
+    instances_.at(i).stopped = true;
+  }
+
   void stop_all() {
     for (std::size_t i = 0; i < instances_.size(); ++i) {
       if (service(i).running()) term(i);
     }
+  }
+  // Instances that exited on their own (restarted by supervise()).
+  [[nodiscard]] int exits() const {
+    int n = 0;
+    for (const auto& in : instances_) n += in.generation;
+    return n;
   }
   [[nodiscard]] std::vector<std::string> aborted_attempts() const {
     std::vector<std::string> all;
@@ -181,8 +207,13 @@ class Feeder {
       : thread_([this, topic = std::move(topic), every] {
           constexpr std::uint64_t chunk = 2500;
           while (!stop_ || written_ < records_per_run) {
-            test::produce_payments(topic, written_, chunk);
-            written_ += chunk;
+            {
+              const std::lock_guard lock(chunk_mutex_);
+              if (!paused_) {
+                test::produce_payments(topic, written_, chunk);
+                written_ += chunk;
+              }
+            }
             std::this_thread::sleep_for(every);
           }
         }) {}
@@ -192,6 +223,13 @@ class Feeder {
   }
   Feeder(const Feeder&) = delete;
   Feeder& operator=(const Feeder&) = delete;
+  // Holds the input back (after the chunk being written, if any) until resume(): while no
+  // broker is up, the test's own producer could not say what it wrote.
+  void pause() {
+    paused_ = true;
+    const std::lock_guard lock(chunk_mutex_);
+  }
+  void resume() { paused_ = false; }
   // Ends the input; the number of records written.
   std::uint64_t finish() {
     stop_ = true;
@@ -201,6 +239,8 @@ class Feeder {
 
  private:
   std::atomic<bool> stop_{false};
+  std::atomic<bool> paused_{false};
+  std::mutex chunk_mutex_;
   std::atomic<std::uint64_t> written_{0};
   std::thread thread_;
 };
@@ -415,6 +455,73 @@ TEST_CASE("chaos: a broker paused with SIGSTOP") {
       recoveries.push_back(fleet.recovery(before, Clock::now()));
     }
     return finish(fleet, p, feeder.finish(), std::move(recoveries));
+  });
+}
+
+TEST_CASE("chaos: a service paused longer than the transaction timeout") {
+  run_case("pause past transaction timeout", [] {
+    // One instance, so nobody takes its partitions over: the broker itself aborts its open
+    // transactions at transaction.timeout.ms, and it finds out when it wakes.
+    const auto p = make_pipeline("txn-timeout",
+                                 "[transactions]\ntimeout_ms = 8000\ncommit_timeout_ms = 3000\n");
+    Fleet fleet(p.dir, p.config, 1);
+    fleet.start(0);
+    Feeder feeder(p.input, 300ms);
+    std::vector<std::chrono::milliseconds> recoveries;
+    for (int pause = 0; pause < 2; ++pause) {
+      std::this_thread::sleep_for(2s);
+      fleet.service(0).signal(SIGSTOP);
+      std::this_thread::sleep_for(12s);
+      const auto before = fleet.snapshot();
+      fleet.service(0).signal(SIGCONT);
+      recoveries.push_back(fleet.recovery(before, Clock::now(), 0));
+    }
+    return finish(fleet, p, feeder.finish(), std::move(recoveries));
+  });
+}
+
+TEST_CASE("chaos: instances scaling 2 to 3 to 1 while records flow") {
+  run_case("scaling 2-3-1", [] {
+    const auto p = make_pipeline("scaling");
+    Fleet fleet(p.dir, p.config, 2);
+    fleet.start(0);
+    fleet.start(1);
+    Feeder feeder(p.input, 400ms);
+    std::vector<std::chrono::milliseconds> recoveries;
+    std::this_thread::sleep_for(3s);
+    fleet.add();
+    auto before = fleet.snapshot();
+    auto at = Clock::now();
+    fleet.start(2);
+    recoveries.push_back(fleet.recovery(before, at, 2));
+    std::this_thread::sleep_for(3s);
+    before = fleet.snapshot();
+    at = Clock::now();
+    fleet.retire(0);
+    fleet.retire(2);
+    recoveries.push_back(fleet.recovery(before, at, 1));
+    return finish(fleet, p, feeder.finish(), std::move(recoveries));
+  });
+}
+
+TEST_CASE("chaos: all brokers down for a minute then back") {
+  run_case("all brokers down", [] {
+    const auto p = make_pipeline("blackout");
+    Fleet fleet(p.dir, p.config, 2);
+    fleet.start(0);
+    fleet.start(1);
+    Feeder feeder(p.input, 400ms);
+    std::this_thread::sleep_for(3s);
+    feeder.pause();
+    for (int node = 1; node <= 3; ++node) REQUIRE(test::cluster({"node", "stop", std::to_string(node)}) == 0);
+    std::this_thread::sleep_for(60s);
+    const auto before = fleet.snapshot();
+    for (int node = 1; node <= 3; ++node) REQUIRE(test::cluster({"node", "start", std::to_string(node)}) == 0);
+    feeder.resume();
+    // A service may have given up while no broker answered (exit 1, nothing lost): restarted.
+    std::vector<std::chrono::milliseconds> recoveries{fleet.recovery(before, Clock::now())};
+    auto outcome = finish(fleet, p, feeder.finish(), std::move(recoveries));
+    return outcome;
   });
 }
 
