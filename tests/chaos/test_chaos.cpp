@@ -8,10 +8,14 @@
 //
 // where recovery is the time from a fault (its end, for a pause) to the next transaction any
 // instance commits. EXACTLY_CHAOS_RUNS (default 1) repeats each case; EXACTLY_CHAOS_RESULTS names a
-// file the lines are appended to (scripts/chaos.sh writes the table from it).
+// CSV file that every finished run appends one row to, and EXACTLY_CHAOS_UNTIL=N runs each case
+// only as often as that file lacks for N runs (scripts/chaos.sh keeps results/chaos-runs.csv
+// across invocations and writes the table from all of its rows).
 #include <signal.h>
 
 #include <algorithm>
+#include <array>
+#include <ctime>
 #include <atomic>
 #include <fstream>
 #include <functional>
@@ -41,7 +45,25 @@ using Clock = std::chrono::steady_clock;
 constexpr int input_partitions = 6;
 constexpr std::uint64_t records_per_run = 100000;
 
-int runs_per_case() {
+// The runs of `name` already in the EXACTLY_CHAOS_RESULTS file.
+int recorded_runs(const std::string& name) {
+  const char* file = std::getenv("EXACTLY_CHAOS_RESULTS");
+  if (file == nullptr || *file == '\0') return 0;
+  std::ifstream in(file);
+  int runs = 0;
+  for (std::string line; std::getline(in, line);) {
+    const auto comma = line.find(',');
+    if (comma != std::string::npos && line.compare(comma + 1, name.size() + 1, name + ",") == 0) ++runs;
+  }
+  return runs;
+}
+
+// EXACTLY_CHAOS_RUNS (default 1) runs; or, with EXACTLY_CHAOS_UNTIL=N, as many as the results file
+// lacks for N runs of the case (0 when it has them: an interrupted series resumes where it stopped).
+int runs_of(const std::string& name) {
+  if (const char* until = std::getenv("EXACTLY_CHAOS_UNTIL")) {
+    return std::max(0, std::atoi(until) - recorded_runs(name));
+  }
   const char* env = std::getenv("EXACTLY_CHAOS_RUNS");
   return env != nullptr ? std::max(1, std::atoi(env)) : 1;
 }
@@ -303,9 +325,36 @@ std::string line_of(const std::string& name, int runs, const std::vector<Outcome
                      sum.order_violations, recovery);
 }
 
-// Runs a case `runs_per_case()` times, checks every run, and reports its line.
+// Appends one finished run to EXACTLY_CHAOS_RESULTS, if set: a CSV row of
+//   date, case, inputs, outputs, dlq, missing, duplicated, aborted_reads, order_violations,
+//   no_lineage, recoveries in milliseconds (space-separated)
+// written as soon as the run ends, so an interrupted series keeps the runs it finished.
+void record_run(const std::string& name, const Outcome& o) {
+  const char* file = std::getenv("EXACTLY_CHAOS_RESULTS");
+  if (file == nullptr || *file == '\0') return;
+  std::string recoveries;
+  for (const auto& r : o.recoveries) recoveries += fmt::format("{}{}", recoveries.empty() ? "" : " ", r.count());
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  ::gmtime_r(&now, &utc);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  const auto& r = o.report;
+  std::ofstream out(file, std::ios::app);
+  out << fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", date, name, r.inputs, r.outputs,
+                     r.dead_letters, r.missing, r.duplicated, r.aborted_reads, r.order_violations,
+                     r.no_lineage, recoveries);
+  REQUIRE_MESSAGE(out.good(), "cannot append to " << file);
+}
+
+// Runs a case `runs_of(name)` times, checks every run, and reports its line.
 void run_case(const std::string& name, const std::function<Outcome()>& once) {
-  const int runs = runs_per_case();
+  const int runs = runs_of(name);
+  if (runs == 0) {
+    MESSAGE(name, ": the results file has its runs already");
+    CHECK(recorded_runs(name) > 0);
+    return;
+  }
   std::vector<Outcome> outcomes;
   for (int run = 0; run < runs; ++run) {
     CAPTURE(run);
@@ -318,11 +367,10 @@ void run_case(const std::string& name, const std::function<Outcome()>& once) {
     CHECK(o.report.order_violations == 0);
     CHECK(o.report.no_lineage == 0);
     CHECK(o.report.unknown_source == 0);
+    record_run(name, o);
     outcomes.push_back(std::move(o));
   }
-  const std::string line = line_of(name, runs, outcomes);
-  MESSAGE(line);
-  if (const char* file = std::getenv("EXACTLY_CHAOS_RESULTS")) std::ofstream(file, std::ios::app) << line << "\n";
+  MESSAGE(line_of(name, runs, outcomes));
 }
 
 // Ends a run: stop the fleet cleanly, wait until every input is reflected, audit.
@@ -446,10 +494,18 @@ TEST_CASE("chaos: a broker paused with SIGSTOP") {
     fleet.start(1);
     Feeder feeder(p.input, 400ms);
     std::vector<std::chrono::milliseconds> recoveries;
+    // Pauses from 5 to 60 s: a short one (5-15 s, around the controller's 9 s broker session
+    // timeout) and a long one (30-60 s: the broker is fenced, its leaderships and coordinators move).
+    std::mt19937 random{std::random_device{}()};
+    const std::array<std::chrono::seconds, 2> pauses{
+        std::chrono::seconds{std::uniform_int_distribution<int>{5, 15}(random)},
+        std::chrono::seconds{std::uniform_int_distribution<int>{30, 60}(random)}};
     for (int node = 1; node <= 2; ++node) {
       std::this_thread::sleep_for(2s);
       REQUIRE(test::cluster({"node", "pause", std::to_string(node)}) == 0);
-      std::this_thread::sleep_for(10s);
+      const auto pause = pauses.at(static_cast<std::size_t>(node - 1));
+      MESSAGE("broker ", node, " paused for ", pause.count(), " s");
+      std::this_thread::sleep_for(pause);
       const auto before = fleet.snapshot();
       REQUIRE(test::cluster({"node", "resume", std::to_string(node)}) == 0);
       recoveries.push_back(fleet.recovery(before, Clock::now()));
