@@ -12,6 +12,7 @@
 #include "check/acl.h"
 #include "check/rules.h"
 #include "kafka/admin.h"
+#include "kafka/client_errors.h"
 
 namespace exactly::check {
 namespace {
@@ -89,9 +90,22 @@ class Checker {
       return false;
     }
     if (auto e = admin_->broker_ids(brokers_, options_.request_timeout)) {
-      result_.error = fmt::format("the cluster at {} did not answer within {} ms: {}",
-                                  config_.kafka.bootstrap_servers, options_.request_timeout.count(),
-                                  e.describe());
+      if (e.name() == "_AUTHENTICATION") {
+        std::string mechanism = "GSSAPI";  // librdkafka's default
+        for (const auto& [name, value] : client_properties()) {
+          if (name == "sasl.mechanism" || name == "sasl.mechanisms") mechanism = value;
+        }
+        const std::string hint = kafka::authentication_hint(mechanism);
+        result_.error = fmt::format(
+            "the cluster at {} refused the login: {}. Check sasl.username and sasl.password (and "
+            "the ${{VAR}} or _file they come from) and sasl.mechanism = \"{}\"{}{}",
+            config_.kafka.bootstrap_servers, e.message(), mechanism, hint.empty() ? "" : "; ",
+            hint);
+      } else {
+        result_.error = fmt::format("the cluster at {} did not answer within {} ms: {}",
+                                    config_.kafka.bootstrap_servers,
+                                    options_.request_timeout.count(), e.describe());
+      }
       return false;
     }
     std::sort(brokers_.begin(), brokers_.end());

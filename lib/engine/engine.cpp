@@ -12,6 +12,7 @@
 #include "engine/lineage.h"
 #include "exactly/version.h"
 #include "kafka/admin.h"
+#include "kafka/client_errors.h"
 #include "kafka/group_metadata.h"
 #include "kafka/topic_reader.h"
 
@@ -310,6 +311,11 @@ int Engine::run(const std::atomic<int>& signals) {
     observer_.health.polled(Clock::now(), !message.empty());
     if (!consumer_->failure().empty()) {
       fail(consumer_->failure(), exit_failure);
+      break;
+    }
+    if (const auto refused = kafka::authentication_failure()) {
+      // Credentials do not heal by retrying: stop, as for a bad config, with librdkafka's reason.
+      fail(fmt::format("the cluster refused the login: {}", refused->reason), exit_config);
       break;
     }
     if (!message.empty()) {

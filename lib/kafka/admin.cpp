@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "kafka/client_errors.h"
 #include "kafka/conf_rdkafka.h"
 #include "kafka/error_rdkafka.h"
 #include "kafka/timeout.h"
@@ -217,10 +218,31 @@ AdminClient::~AdminClient() {
 
 Error AdminClient::broker_ids(std::vector<std::int32_t>& ids,
                               std::chrono::milliseconds timeout) const {
+  // Asked in slices of a second, serving the error callback between them: credentials the cluster
+  // refuses end the wait at once, with librdkafka's reason.
+  const auto deadline = Clock::now() + timeout;
   const rd_kafka_metadata_t* raw = nullptr;
-  // No topic named and none known to this fresh client: the answer is the broker list.
-  const rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 0, nullptr, &raw, timeout_ms(timeout));
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return make_error(err, "cluster metadata");
+  rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__TIMED_OUT;
+  while (true) {
+    const auto slice = std::min<std::chrono::milliseconds>(time_left(deadline), std::chrono::seconds{1});
+    // No topic named and none known to this fresh client: the answer is the broker list.
+    err = rd_kafka_metadata(rk_, 0, nullptr, &raw, timeout_ms(slice));
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+    rd_kafka_poll(rk_, 0);
+    if (const auto refused = authentication_failure()) {
+      return Error{ErrorKind::other, RD_KAFKA_RESP_ERR__AUTHENTICATION, refused->name,
+                   refused->reason};
+    }
+    if (Clock::now() >= deadline) {
+      Error e = make_error(err, "cluster metadata");
+      if (const auto latest = last_client_error()) {
+        return Error{e.kind(), e.code(), e.name(),
+                     fmt::format("{} (the clients' last error: {}: {})", e.message(), latest->name,
+                                 latest->reason)};
+      }
+      return e;
+    }
+  }
   MetadataHandle metadata{raw};
   ids.clear();
   for (int i = 0; i < metadata->broker_cnt; ++i) ids.push_back(metadata->brokers[i].id);

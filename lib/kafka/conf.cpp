@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "kafka/client_errors.h"
 #include "kafka/conf_rdkafka.h"
 #include "kafka/config_secrets.h"
 
@@ -30,6 +31,7 @@ void error_cb(rd_kafka_t* rk, int err, const char* reason, void* /*opaque*/) noe
     const bool transient = code == RD_KAFKA_RESP_ERR__TRANSPORT ||
                            code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN ||
                            code == RD_KAFKA_RESP_ERR__RESOLVE;
+    note_client_error(err, rd_kafka_err2name(code), reason);
     spdlog::log(transient ? spdlog::level::warn : spdlog::level::err, "librdkafka {} {}: {}",
                 rd_kafka_name(rk), rd_kafka_err2name(code), reason);
   } catch (...) {

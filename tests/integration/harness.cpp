@@ -201,9 +201,19 @@ void Service::start_program(const std::string& binary, const std::vector<std::st
   std::vector<char*> argv;
   for (auto& a : owned) argv.push_back(a.data());
   argv.push_back(nullptr);
-  const int rc = posix_spawn(&pid_, binary.c_str(), &actions, nullptr, argv.data(), environ);
+  std::vector<std::string> env_owned;
+  for (char** e = environ; *e != nullptr; ++e) env_owned.emplace_back(*e);
+  env_owned.insert(env_owned.end(), env_.begin(), env_.end());
+  std::vector<char*> envp;
+  for (auto& e : env_owned) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const int rc = posix_spawn(&pid_, binary.c_str(), &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   REQUIRE_MESSAGE(rc == 0, "cannot start " << binary);
+}
+
+void Service::set_env(const std::string& name, const std::string& value) {
+  env_.push_back(name + "=" + value);
 }
 
 void Service::signal(int signo) {
@@ -263,6 +273,69 @@ bool Service::wait_for_log(const std::string& needle, std::chrono::seconds timeo
     std::this_thread::sleep_for(std::chrono::milliseconds{50});
   }
   return false;
+}
+
+}  // namespace exactly::test
+
+namespace exactly::test {
+
+namespace {
+int run_cluster_script(const std::string& args) {
+  const int status = std::system(fmt::format("{} {}", EXACTLY_TEST_CLUSTER_SCRIPT, args).c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+}  // namespace
+
+double metric_sum(const std::string& text, const std::string& name) {
+  double sum = -1;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with(name)) continue;
+    const char next = line.size() > name.size() ? line[name.size()] : '\0';
+    if (next != '{' && next != ' ') continue;
+    const auto space = line.rfind(' ');
+    sum = std::max(sum, 0.0) + std::stod(line.substr(space + 1));
+  }
+  return sum;
+}
+
+void retarget(const std::filesystem::path& config, const std::string& to) {
+  std::ifstream in(config);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string toml = text.str();
+  const auto at = toml.find(bootstrap());
+  REQUIRE_MESSAGE(at != std::string::npos, config << " does not name " << bootstrap());
+  toml.replace(at, bootstrap().size(), to);
+  std::ofstream(config) << toml;
+}
+
+int port_from_env(const char* variable, int fallback) {
+  const char* env = std::getenv(variable);
+  return env != nullptr && *env != '\0' ? std::atoi(env) : fallback;
+}
+
+OwnCluster::OwnCluster(int port, const std::string& name, const std::string& start_args)
+    : port_(port), dir_(temp_dir(name)) {
+  const int rc = run_cluster_script(fmt::format("start --nodes 1 --port {} --dir '{}' {}", port_,
+                                                dir_.string(), start_args));
+  REQUIRE_MESSAGE(rc == 0, "cannot start the cluster " << name << " on port " << port_);
+}
+
+OwnCluster::~OwnCluster() { (void)run_cluster_script(fmt::format("stop --dir '{}'", dir_.string())); }
+
+std::string OwnCluster::bootstrap() const { return fmt::format("127.0.0.1:{}", port_); }
+
+int OwnCluster::tool(const std::string& tool_class, const std::string& args) const {
+  return run_cluster_script(fmt::format("tool {} --dir '{}' -- {}", tool_class, dir_.string(), args));
+}
+
+void OwnCluster::create(const std::string& topic, int partitions,
+                        const std::map<std::string, std::string>& configs) const {
+  kafka::NewTopic t{.name = topic, .partitions = partitions, .replication_factor = 1, .configs = configs};
+  const auto e = kafka::create_topics({{"bootstrap.servers", bootstrap()}}, {t}, false,
+                                      std::chrono::seconds{30});
+  REQUIRE_MESSAGE(!e, e.describe());
 }
 
 }  // namespace exactly::test

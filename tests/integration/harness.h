@@ -85,6 +85,8 @@ class Service {
   Service& operator=(const Service&) = delete;
 
   void start();
+  // NAME=VALUE added to the environment of every later start (e.g. credentials for ${VAR}).
+  void set_env(const std::string& name, const std::string& value);
   // Another program (e.g. Prometheus) as the child, its output in the same log.
   void start_program(const std::string& binary, const std::vector<std::string>& args);
   // `exactly ARGS...` run to completion; its exit code. The output goes to the log.
@@ -104,8 +106,43 @@ class Service {
   std::filesystem::path log_;
   pid_t pid_ = -1;
   std::optional<int> exit_code_;  // set when the child was reaped
+  std::vector<std::string> env_;  // NAME=VALUE, added to the parent's environment
   void reaped(int status);
   void spawn(const std::vector<std::string>& args);
 };
+
+// The sum of every sample of `name` (any labels) in a Prometheus text exposition; -1 if none.
+double metric_sum(const std::string& text, const std::string& name);
+
+// Points a config written by write_config at another cluster: its bootstrap_servers become
+// `bootstrap`.
+void retarget(const std::filesystem::path& config, const std::string& bootstrap);
+
+// A single-node cluster of a test's own (beside the shared test cluster), started by cluster.sh
+// with `start_args` (e.g. "--property K=V ...") and stopped when it goes out of scope. Its client
+// port is `port` (PLAINTEXT, for the test's own admin work) and its controller's port + 100.
+class OwnCluster {
+ public:
+  OwnCluster(int port, const std::string& name, const std::string& start_args);
+  ~OwnCluster();
+  OwnCluster(const OwnCluster&) = delete;
+  OwnCluster& operator=(const OwnCluster&) = delete;
+
+  [[nodiscard]] std::string bootstrap() const;
+  [[nodiscard]] const std::filesystem::path& dir() const { return dir_; }
+  // A Kafka tool class with these (shell) arguments against this cluster; its exit code.
+  int tool(const std::string& tool_class, const std::string& args) const;
+  // Creates a topic through the PLAINTEXT port.
+  void create(const std::string& topic, int partitions = 1,
+              const std::map<std::string, std::string>& configs = {}) const;
+
+ private:
+  int port_;
+  std::filesystem::path dir_;
+};
+
+// The port of an own cluster: the environment variable if set (to move it off a busy port), else
+// the default.
+int port_from_env(const char* variable, int fallback);
 
 }  // namespace exactly::test

@@ -115,17 +115,8 @@ TEST_CASE("null and empty keys and values and many or large headers arrive once 
 TEST_CASE("run stops at start-up in bounded time with a message when no broker answers") {
   const auto dir = test::temp_dir("no-broker");
   auto config = test::write_config(dir, "in", "out", "group");
-  {
-    // Nothing listens on port 1 of the loopback.
-    std::ifstream in(config);
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string toml = text.str();
-    const auto at = toml.find(test::bootstrap());
-    REQUIRE(at != std::string::npos);
-    toml.replace(at, test::bootstrap().size(), "127.0.0.1:1");
-    std::ofstream(config) << toml;
-  }
+  // Nothing listens on port 1 of the loopback.
+  test::retarget(config, "127.0.0.1:1");
   test::Service service(config, dir / "service.log");
   const auto started = std::chrono::steady_clock::now();
   const int code = service.run_to_end({"run", "--config", config.string()}, 120s);

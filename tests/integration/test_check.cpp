@@ -341,46 +341,19 @@ namespace {
 // A second single-node cluster with Kafka's StandardAuthorizer, for the ACL item. Every client
 // there is User:ANONYMOUS (PLAINTEXT), made a super user so the test can create topics and ACLs;
 // `check` does not know super users and judges the bindings alone.
-class AclCluster {
+class AclCluster : public test::OwnCluster {
  public:
-  AclCluster() {
-    const char* env = std::getenv("EXACTLY_TEST_ACL_PORT");
-    port_ = env != nullptr ? std::atoi(env) : 39540;
-    dir_ = test::temp_dir("acl-cluster");
-    const int rc = run(fmt::format(
-        "start --nodes 1 --port {} --dir '{}' "
-        "--property authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer "
-        "--property super.users=User:ANONYMOUS",
-        port_, dir_.string()));
-    REQUIRE_MESSAGE(rc == 0, "cannot start the cluster with an authorizer");
-  }
-  ~AclCluster() { (void)run(fmt::format("stop --dir '{}'", dir_.string())); }
-  AclCluster(const AclCluster&) = delete;
-  AclCluster& operator=(const AclCluster&) = delete;
-
-  [[nodiscard]] std::string bootstrap() const { return fmt::format("127.0.0.1:{}", port_); }
+  AclCluster()
+      : OwnCluster(test::port_from_env("EXACTLY_TEST_ACL_PORT", 39540), "acl-cluster",
+                   "--property authorizer.class.name=org.apache.kafka.metadata.authorizer."
+                   "StandardAuthorizer --property super.users=User:ANONYMOUS") {}
 
   // kafka-acls (org.apache.kafka.tools.AclCommand) with these arguments.
   void acl(const std::string& args) const {
-    const int rc = run(fmt::format("tool org.apache.kafka.tools.AclCommand --dir '{}' -- "
-                                   "--bootstrap-server {} {} >/dev/null",
-                                   dir_.string(), bootstrap(), args));
+    const int rc = tool("org.apache.kafka.tools.AclCommand",
+                        fmt::format("--bootstrap-server {} {} >/dev/null", bootstrap(), args));
     REQUIRE_MESSAGE(rc == 0, "kafka-acls failed: " << args);
   }
-
-  void create(const std::string& topic, const std::map<std::string, std::string>& configs = {}) const {
-    kafka::NewTopic t{.name = topic, .partitions = 1, .replication_factor = 1, .configs = configs};
-    const auto e = kafka::create_topics({{"bootstrap.servers", bootstrap()}}, {t}, false, 30s);
-    REQUIRE_MESSAGE(!e, e.describe());
-  }
-
- private:
-  static int run(const std::string& args) {
-    const int status = std::system(fmt::format("{} {}", EXACTLY_TEST_CLUSTER_SCRIPT, args).c_str());
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-  int port_ = 0;
-  std::filesystem::path dir_;
 };
 
 }  // namespace
@@ -394,19 +367,10 @@ TEST_CASE("check judges the ACLs of a cluster with an authorizer") {
   const auto group = test::unique_name("group");
   cluster.create(input);
   cluster.create(output);
-  cluster.create(marker, {{"cleanup.policy", "compact"}});
+  cluster.create(marker, 1, {{"cleanup.policy", "compact"}});
   const auto config = test::write_config(dir, input, output, group, marker_config(marker));
-  {
-    // write_config names the test cluster: point it at this one.
-    std::ifstream in(config);
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string toml = text.str();
-    const auto at = toml.find(test::bootstrap());
-    REQUIRE(at != std::string::npos);
-    toml.replace(at, test::bootstrap().size(), cluster.bootstrap());
-    std::ofstream(config) << toml;
-  }
+  // write_config names the test cluster: point it at this one.
+  test::retarget(config, cluster.bootstrap());
 
   // No bindings: every permission the pipeline needs is missing, each with its grant command.
   auto checked = run_check(dir, config);

@@ -32,20 +32,6 @@ int served_port(const test::Service& service) {
   return std::stoi(match[1].str());
 }
 
-// The sum of every sample of `name` (any labels) in a Prometheus text exposition; -1 if none.
-double sum_of(const std::string& text, const std::string& name) {
-  double sum = -1;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.starts_with(name)) continue;
-    const char next = line.size() > name.size() ? line[name.size()] : '\0';
-    if (next != '{' && next != ' ') continue;
-    const auto space = line.rfind(' ');
-    sum = std::max(sum, 0.0) + std::stod(line.substr(space + 1));
-  }
-  return sum;
-}
-
 // A loopback port nothing listens on right now.
 int free_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -113,7 +99,7 @@ TEST_CASE("metrics and health follow the service's work") {
   const auto until = Clock::now() + 30s;
   while (Clock::now() < until) {
     text = test::get(port, "/metrics").body;
-    if (test::get(port, "/readyz").status == 200 && sum_of(text, "exactly_consumer_lag_records") == 0) {
+    if (test::get(port, "/readyz").status == 200 && test::metric_sum(text, "exactly_consumer_lag_records") == 0) {
       break;
     }
     std::this_thread::sleep_for(500ms);
@@ -121,17 +107,17 @@ TEST_CASE("metrics and health follow the service's work") {
   INFO(text);
   CHECK(test::get(port, "/readyz").status == 200);
   CHECK(test::get(port, "/healthz").status == 200);
-  CHECK(sum_of(text, "exactly_records_consumed_total") == records);
-  CHECK(sum_of(text, "exactly_records_produced_total") == records);
-  CHECK(sum_of(text, "exactly_transactions_committed_total") >= 1);
-  CHECK(sum_of(text, "exactly_commit_latency_seconds_count") ==
-        sum_of(text, "exactly_transactions_committed_total"));
-  CHECK(sum_of(text, "exactly_transaction_records_sum") == records);
-  CHECK(sum_of(text, "exactly_assigned_partitions") == 2);
-  CHECK(sum_of(text, "exactly_consumer_lag_records") == 0);
-  CHECK(sum_of(text, "exactly_lso_gap_records") == 0);
-  CHECK(sum_of(text, "exactly_producers_fenced_total") == 0);
-  CHECK(sum_of(text, "exactly_transform_seconds_count") == records);
+  CHECK(test::metric_sum(text, "exactly_records_consumed_total") == records);
+  CHECK(test::metric_sum(text, "exactly_records_produced_total") == records);
+  CHECK(test::metric_sum(text, "exactly_transactions_committed_total") >= 1);
+  CHECK(test::metric_sum(text, "exactly_commit_latency_seconds_count") ==
+        test::metric_sum(text, "exactly_transactions_committed_total"));
+  CHECK(test::metric_sum(text, "exactly_transaction_records_sum") == records);
+  CHECK(test::metric_sum(text, "exactly_assigned_partitions") == 2);
+  CHECK(test::metric_sum(text, "exactly_consumer_lag_records") == 0);
+  CHECK(test::metric_sum(text, "exactly_lso_gap_records") == 0);
+  CHECK(test::metric_sum(text, "exactly_producers_fenced_total") == 0);
+  CHECK(test::metric_sum(text, "exactly_transform_seconds_count") == records);
   CHECK(text.find("exactly_build_info{version=") != std::string::npos);
   CHECK(text.find(fmt::format("exactly_consumer_lag_records{{partition=\"1\",topic=\"{}\"}}", input)) !=
         std::string::npos);

@@ -6,8 +6,10 @@
 # folder"), so a cluster is stopped and wiped by naming that folder.
 #
 #   cluster.sh start   [--nodes N] [--port BASE] [--dir DIR] [--property K=V ...]
-#                                                               format, start, wait until ready;
-#                                                               K=V lines go to every node's config
+#                      [--scram-user NAME=PASSWORD ...]         format, start, wait until ready;
+#                                                               K=V lines go to every node's config;
+#                                                               a SCRAM-SHA-512 user is created at
+#                                                               format time
 #   cluster.sh stop    [--dir DIR]                              stop every node, remove DIR
 #   cluster.sh status  [--dir DIR]                              one line per node
 #   cluster.sh bootstrap [--dir DIR]                            print the bootstrap servers
@@ -15,6 +17,11 @@
 #   cluster.sh topics [--dir DIR] -- ARGS...                    kafka-topics against the cluster
 #   cluster.sh tool CLASS [--dir DIR] -- ARGS...                run any Kafka tool class
 #   cluster.sh jars                                             resolve the broker jars (Maven)
+#
+# --kafka-version V (or EXACTLY_KAFKA_VERSION) runs another Kafka release than tests/kafka/pom.xml's,
+# with its jars in target/libs-V; a started cluster remembers it. The security test uses 3.9.1:
+# SCRAM between Debian 12's librdkafka 2.0.2 and a Kafka 4.x broker fails (librdkafka before 2.6.1
+# repeats the client nonce in its final message, which Kafka 4 rejects; librdkafka issue 4895).
 #
 # Ports: node i listens on BASE+i-1 (clients) and BASE+100+i-1 (controller). BASE defaults to 39092
 # (the demo); the tests use 39500, so both can run at once.
@@ -42,23 +49,46 @@ if [ "$cmd" = tool ]; then
 fi
 passthrough=()
 properties=()
+scram=()
+kafka_version=${EXACTLY_KAFKA_VERSION:-}
 while [ $# -gt 0 ]; do
   case "$1" in
     --property) properties+=("$2"); shift 2 ;;
+    --scram-user)
+      [[ "$2" == ?*=?* ]] || die "--scram-user takes NAME=PASSWORD"
+      scram+=(--add-scram "SCRAM-SHA-512=[name=${2%%=*},password=${2#*=}]"); shift 2 ;;
     --nodes) nodes=$2; shift 2 ;;
     --port) base=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
+    --kafka-version) kafka_version=$2; shift 2 ;;
     --) shift; passthrough=("$@"); break ;;
     *) die "unknown argument '$1'" ;;
   esac
 done
 [ -n "$dir" ] || dir="${TMPDIR:-/tmp}/exactly-kafka-$base"
+# A running cluster's release is the one it was started with.
+if [ "$cmd" != start ] && [ -f "$dir/kafka-version" ]; then kafka_version=$(cat "$dir/kafka-version"); fi
+maven_version=()
+if [ -n "$kafka_version" ]; then
+  [[ "$kafka_version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "--kafka-version takes X.Y.Z, got '$kafka_version'"
+  libs="$here/target/libs-$kafka_version"
+  maven_version=("-Dkafka.version=$kafka_version" "-Dlibs.dir=$libs")
+fi
 
 jars() {
   if ! compgen -G "$libs/kafka_2.13-*.jar" >/dev/null; then
     command -v mvn >/dev/null || die "mvn not found: run scripts/setup.sh first"
-    mvn -q -B -f "$here/pom.xml" dependency:copy-dependencies >&2 \
+    mvn -q -B -f "$here/pom.xml" ${maven_version[@]+"${maven_version[@]}"} dependency:copy-dependencies >&2 \
       || die "Maven could not resolve the Kafka broker jars (see tests/kafka/pom.xml)"
+  fi
+}
+
+# BrokerApiVersionsCommand moved from kafka.admin (Scala, 3.x) to org.apache.kafka.tools (4.x).
+api_versions_class() {
+  if compgen -G "$libs/kafka_2.13-3.*.jar" >/dev/null; then
+    echo kafka.admin.BrokerApiVersionsCommand
+  else
+    echo org.apache.kafka.tools.BrokerApiVersionsCommand
   fi
 }
 
@@ -146,7 +176,7 @@ wait_ready() { # the cluster answers metadata requests with every node registere
         die "node $i exited during start"
       fi
     done
-    if out=$(java_run org.apache.kafka.tools.BrokerApiVersionsCommand \
+    if out=$(java_run "$(api_versions_class)" \
                --bootstrap-server "$(cat "$dir/bootstrap")" 2>/dev/null); then
       [ "$(grep -c '^127.0.0.1:' <<<"$out")" -ge "$n" ] && return 0
     fi
@@ -167,12 +197,14 @@ case "$cmd" in
       rm -rf "$dir"
     fi
     mkdir -p "$dir"
+    [ -z "$kafka_version" ] || echo "$kafka_version" > "$dir/kafka-version"
     cluster_id=$(java_run kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)
     boot=""
     for ((i = 1; i <= nodes; i++)); do
       write_node_config "$i" "$nodes"
       java_run kafka.tools.StorageTool format --cluster-id "$cluster_id" \
-        --config "$dir/node$i/server.properties" --ignore-formatted >"$dir/node$i/format.log" 2>&1 \
+        --config "$dir/node$i/server.properties" --ignore-formatted ${scram[@]+"${scram[@]}"} \
+        >"$dir/node$i/format.log" 2>&1 \
         || { cat "$dir/node$i/format.log" >&2; die "formatting node $i failed"; }
       boot+="${boot:+,}127.0.0.1:$((base + i - 1))"
     done

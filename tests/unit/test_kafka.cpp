@@ -4,6 +4,9 @@
 #include <chrono>
 #include <climits>
 
+#include <librdkafka/rdkafka.h>
+
+#include "kafka/client_errors.h"
 #include "kafka/error.h"
 #include "kafka/properties.h"
 #include "kafka/timeout.h"
@@ -52,4 +55,34 @@ TEST_CASE("librdkafka's own verdict on properties") {
   REQUIRE(unknown.has_value());
   CHECK(unknown->find("no.such.property") != std::string::npos);
   CHECK(check_property(ClientKind::producer, "linger.ms", "not-a-number").has_value());
+}
+
+TEST_CASE("a refused login is kept, the first one, apart from later transient errors") {
+  reset_client_errors();
+  CHECK_FALSE(authentication_failure().has_value());
+  note_client_error(RD_KAFKA_RESP_ERR__TRANSPORT, "_TRANSPORT", "connection refused");
+  CHECK_FALSE(authentication_failure().has_value());
+  REQUIRE(last_client_error().has_value());
+  CHECK(last_client_error()->name == "_TRANSPORT");
+  note_client_error(RD_KAFKA_RESP_ERR__AUTHENTICATION, "_AUTHENTICATION", "first refusal");
+  note_client_error(RD_KAFKA_RESP_ERR__AUTHENTICATION, "_AUTHENTICATION", "second refusal");
+  note_client_error(RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN, "_ALL_BROKERS_DOWN", "1/1 brokers are down");
+  REQUIRE(authentication_failure().has_value());
+  CHECK(authentication_failure()->reason == "first refusal");
+  CHECK(last_client_error()->name == "_ALL_BROKERS_DOWN");
+  reset_client_errors();
+  CHECK_FALSE(authentication_failure().has_value());
+  CHECK_FALSE(last_client_error().has_value());
+}
+
+TEST_CASE("the SCRAM hint names librdkafka's version where it cannot log in to Kafka 4") {
+  CHECK(authentication_hint("PLAIN").empty());
+  CHECK(authentication_hint("GSSAPI").empty());
+  const std::string hint = authentication_hint("SCRAM-SHA-512");
+  if (rd_kafka_version() < 0x02060100) {
+    CHECK(hint.find(rd_kafka_version_str()) != std::string::npos);
+    CHECK(hint.find("2.6.1") != std::string::npos);
+  } else {
+    CHECK(hint.empty());
+  }
 }
