@@ -22,6 +22,7 @@ using Properties = std::vector<std::pair<std::string, std::string>>;
 
 enum class Partitioning { by_key, same_as_input };
 enum class OnError { fail, skip, dlq };
+enum class Delivery { exactly_once, at_least_once };
 
 struct Config {
   std::string source;  // the file it came from, for messages
@@ -38,6 +39,7 @@ struct Config {
     std::string transactional_id_prefix;  // defaults to group_id
     Partitioning partitioning = Partitioning::by_key;
     bool lineage = true;
+    Delivery delivery = Delivery::exactly_once;
     OnError on_error = OnError::fail;
     std::string dlq_topic;  // required when on_error is dlq
   } pipeline;

@@ -50,6 +50,7 @@ constexpr std::string_view topic_constraint =
 
 constexpr std::array<std::string_view, 2> partitioning_choices{"key", "input"};
 constexpr std::array<std::string_view, 3> on_error_choices{"fail", "skip", "dlq"};
+constexpr std::array<std::string_view, 2> delivery_choices{"exactly-once", "at-least-once"};
 constexpr std::array<std::string_view, 7> log_levels{"trace", "debug", "info",    "warn",
                                                      "error", "critical", "off"};
 
@@ -144,6 +145,21 @@ constexpr std::array pipeline_keys{
                        "the input topic, partition and offset, exactly.attempt the transaction\n"
                        "attempt (what `exactly verify` audits).",
         .store = [](Config& c, const Value& v) { c.pipeline.lineage = v.boolean; }},
+    Key{.name = "delivery",
+        .value = R"("exactly-once")",
+        .description =
+            "\"exactly-once\": every input record is reflected in the output once (transactions,\n"
+            "the default). \"at-least-once\": the same loop without transactions, for comparison\n"
+            "and for outputs whose readers tolerate duplicates: outputs are flushed, then the\n"
+            "consumer commits the offsets, so a crash or rebalance between the two repeats records;\n"
+            "outputs are visible before their offsets are committed, and the crash-loop quarantine\n"
+            "counts deaths as before but its markers are plain records.",
+        .choices = delivery_choices,
+        .store =
+            [](Config& c, const Value& v) {
+              c.pipeline.delivery =
+                  v.text == "at-least-once" ? Delivery::at_least_once : Delivery::exactly_once;
+            }},
     Key{.name = "on_error",
         .value = R"("fail")",
         .description =

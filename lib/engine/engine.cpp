@@ -304,6 +304,10 @@ int Engine::run(const std::atomic<int>& signals) {
                config_.pipeline.input_topic, config_.pipeline.group_id,
                config_.pipeline.output_topic, config_.pipeline.transactional_id_prefix,
                config_.pipeline.input_topic);
+  if (config_.pipeline.delivery == config::Delivery::at_least_once) {
+    spdlog::warn("delivery = \"at-least-once\": no transactions; outputs are flushed, then the "
+                 "offsets committed, so a crash or a rebalance can repeat records in the output");
+  }
   last_report_ = Clock::now();
 
   while (signals.load() == 0 && !stop_code_) {
@@ -740,10 +744,12 @@ void Engine::commit(std::span<Partition* const> parts, Clock::time_point deadlin
     }
     for (std::size_t i = 0; i < parts.size(); ++i) outcomes[i] = running[i].get();
   }
+  std::vector<kafka::PartitionOffset> delivered;  // at-least-once: offsets the consumer commits
   for (std::size_t i = 0; i < parts.size(); ++i) {
     Partition& p = *parts[i];
     switch (outcomes[i].first) {
       case Outcome::committed:
+        if (!p.producer->transactional()) delivered.push_back({p.number, p.position});
         counters_.committed.fetch_add(1, std::memory_order_relaxed);
         observer_.metrics.transaction_committed(p.commit_latency, Clock::now() - p.opened,
                                                 p.records, p.bytes);
@@ -764,6 +770,12 @@ void Engine::commit(std::span<Partition* const> parts, Clock::time_point deadlin
         recreate(p, outcomes[i].second);
         break;
     }
+  }
+  if (kafka::Error e = consumer_->commit(delivered)) {
+    // The outputs are out; their offsets will be committed with the next ones, or the records
+    // are repeated after a rebalance: what at-least-once allows.
+    spdlog::warn("committing the offsets of {} partition(s) failed: {}", delivered.size(),
+                 e.describe());
   }
 }
 
@@ -809,7 +821,8 @@ std::unique_ptr<kafka::TransactionalProducer> Engine::make_producer(std::int32_t
                                           config_.pipeline.input_topic, partition);
   auto producer = kafka::TransactionalProducer::create(
       producer_properties_, id, producer_topics_, error,
-      ops::producer_statistics(observer_, partition));
+      ops::producer_statistics(observer_, partition),
+      config_.pipeline.delivery == config::Delivery::exactly_once);
   if (!producer) return nullptr;
   for (;;) {
     kafka::Error e = producer->init_transactions(bound(config_.transactions.init_timeout, deadline));

@@ -194,6 +194,22 @@ Error Consumer::committed(std::vector<PartitionOffset>& partitions,
   return {};
 }
 
+Error Consumer::commit(const std::vector<PartitionOffset>& offsets) {
+  if (offsets.empty()) return {};
+  PartitionListHandle list{rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size()))};
+  for (const auto& p : offsets) {
+    rd_kafka_topic_partition_list_add(list.get(), topic_.c_str(), p.partition)->offset = p.offset;
+  }
+  if (Error e = make_error(rd_kafka_commit(rk_, list.get(), 0), "committing offsets")) return e;
+  for (int i = 0; i < list->cnt; ++i) {
+    if (list->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return make_error(list->elems[i].err,
+                        fmt::format("committing the offset of {} [{}]", topic_, list->elems[i].partition));
+    }
+  }
+  return {};
+}
+
 Error Consumer::seek(std::int32_t partition, std::int64_t offset,
                      std::chrono::milliseconds timeout) {
   PartitionListHandle list{rd_kafka_topic_partition_list_new(1)};

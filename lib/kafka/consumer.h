@@ -80,6 +80,9 @@ class Consumer {
   Message poll(std::chrono::milliseconds timeout);
 
   // Committed offsets of the group for these partitions (offset_invalid where none).
+  // Commits these offsets (the next offset to read, per partition) for the group, waiting for the
+  // answer (delivery = "at-least-once" only: exactly-once commits through the transactions).
+  [[nodiscard]] Error commit(const std::vector<PartitionOffset>& offsets);
   [[nodiscard]] Error committed(std::vector<PartitionOffset>& partitions,
                                 std::chrono::milliseconds timeout);
   // Rewinds one partition; the per-partition result is checked (2.0.2's seek timeout bug).

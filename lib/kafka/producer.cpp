@@ -22,6 +22,16 @@ int stats_trampoline(rd_kafka_t* /*rk*/, char* json, std::size_t size, void* opa
                             size);
 }
 
+// At-least-once only: called from rd_kafka_poll/flush on the thread that serves the producer.
+void delivery_report(rd_kafka_t* /*rk*/, const rd_kafka_message_t* message, void* opaque) noexcept {
+  if (message->err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
+  try {
+    static_cast<TransactionalProducer*>(opaque)->delivery_failed(
+        message->err, rd_kafka_err2name(message->err), rd_kafka_err2str(message->err));
+  } catch (...) {
+  }
+}
+
 }  // namespace
 
 GroupMetadata::~GroupMetadata() {
@@ -30,20 +40,28 @@ GroupMetadata::~GroupMetadata() {
 
 std::unique_ptr<TransactionalProducer> TransactionalProducer::create(
     const Properties& properties, const std::string& transactional_id,
-    const std::vector<std::string>& topics, std::string& error, StatsCallback stats) {
-  Properties all = properties;
-  all.emplace_back("transactional.id", transactional_id);
+    const std::vector<std::string>& topics, std::string& error, StatsCallback stats,
+    bool transactional) {
+  Properties all;
+  for (const auto& property : properties) {
+    // transaction.timeout.ms means nothing without a transactional.id.
+    if (!transactional && property.first == "transaction.timeout.ms") continue;
+    all.push_back(property);
+  }
+  if (transactional) all.emplace_back("transactional.id", transactional_id);
   all.emplace_back("enable.idempotence", "true");
   all.emplace_back("acks", "all");
   ConfHandle conf = make_conf(all, error);
   if (!conf) return nullptr;
   // Made before the client, since the client's callbacks get it as their opaque.
   std::unique_ptr<TransactionalProducer> producer{new TransactionalProducer()};
+  producer->transactional_ = transactional;
+  rd_kafka_conf_set_opaque(conf.get(), producer.get());
   if (stats) {
     producer->stats_ = std::move(stats);
-    rd_kafka_conf_set_opaque(conf.get(), producer.get());
     rd_kafka_conf_set_stats_cb(conf.get(), stats_trampoline);
   }
+  if (!transactional) rd_kafka_conf_set_dr_msg_cb(conf.get(), delivery_report);
   KafkaHandle rk = make_client(RD_KAFKA_PRODUCER, conf, error);
   if (!rk) return nullptr;
   producer->rk_ = rk.release();
@@ -71,16 +89,19 @@ TransactionalProducer::~TransactionalProducer() {
 }
 
 Error TransactionalProducer::init_transactions(std::chrono::milliseconds timeout) {
+  if (!transactional_) return {};
   return make_error(rd_kafka_init_transactions(rk_, timeout_ms(timeout)), true);
 }
 
 Error TransactionalProducer::begin_transaction() {
+  if (!transactional_) return {};
   return make_error(rd_kafka_begin_transaction(rk_), true);
 }
 
 Error TransactionalProducer::produce(const ProduceRecord& record,
                                      std::chrono::milliseconds queue_wait) {
-  return produce_record(rk_, topics_.at(record.topic), record, header_names_, queue_wait, true);
+  return produce_record(rk_, topics_.at(record.topic), record, header_names_, queue_wait,
+                        transactional_);
 }
 
 Error TransactionalProducer::send_offsets_to_transaction(const std::string& topic,
@@ -88,6 +109,7 @@ Error TransactionalProducer::send_offsets_to_transaction(const std::string& topi
                                                          std::int64_t next_offset,
                                                          const GroupMetadata& group,
                                                          std::chrono::milliseconds timeout) {
+  if (!transactional_) return {};  // the caller commits through the consumer
   PartitionListHandle offsets{rd_kafka_topic_partition_list_new(1)};
   rd_kafka_topic_partition_list_add(offsets.get(), topic.c_str(), partition)->offset = next_offset;
   return make_error(rd_kafka_send_offsets_to_transaction(rk_, offsets.get(), group.get(),
@@ -95,12 +117,31 @@ Error TransactionalProducer::send_offsets_to_transaction(const std::string& topi
                     true);
 }
 
+void TransactionalProducer::delivery_failed(int code, const char* name, const char* reason) {
+  if (failed_++ == 0) {
+    failed_code_ = code;
+    failed_name_ = name;
+    failed_reason_ = reason;
+  }
+}
+
 Error TransactionalProducer::commit_transaction(std::chrono::milliseconds timeout) {
-  return make_error(rd_kafka_commit_transaction(rk_, timeout_ms(timeout)), true);
+  if (transactional_) return make_error(rd_kafka_commit_transaction(rk_, timeout_ms(timeout)), true);
+  const rd_kafka_resp_err_t err = rd_kafka_flush(rk_, timeout_ms(timeout));
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return make_error(err, "flush");  // timed out: retriable
+  if (failed_ == 0) return {};
+  Error e{ErrorKind::abortable, failed_code_, failed_name_,
+          fmt::format("{} record(s) not delivered, the first: {}", failed_, failed_reason_)};
+  failed_ = 0;
+  return e;
 }
 
 Error TransactionalProducer::abort_transaction(std::chrono::milliseconds timeout) {
-  return make_error(rd_kafka_abort_transaction(rk_, timeout_ms(timeout)), true);
+  if (transactional_) return make_error(rd_kafka_abort_transaction(rk_, timeout_ms(timeout)), true);
+  // What was produced cannot be taken back: let it finish, so the redo starts from a quiet queue.
+  const rd_kafka_resp_err_t err = rd_kafka_flush(rk_, timeout_ms(timeout));
+  failed_ = 0;
+  return err == RD_KAFKA_RESP_ERR_NO_ERROR ? Error{} : make_error(err, "flush");
 }
 
 void TransactionalProducer::poll(std::chrono::milliseconds timeout) {

@@ -37,11 +37,17 @@ class TransactionalProducer {
   // `properties` are applied in order; the transactional.id is ours. `topics` are the topics it
   // writes to (the output first, then the dead-letter topic if any), chosen per record by index.
   // `stats`, if set, receives librdkafka's statistics (see StatsCallback).
+  //
+  // Without `transactional`, the same interface drives a plain idempotent producer (delivery =
+  // "at-least-once"): init, begin and send_offsets do nothing; commit flushes and fails if a
+  // record was not delivered; abort waits for what is in flight. `transactional_id` then only
+  // names it in logs, and the caller commits the consumed offsets itself after a commit.
   static std::unique_ptr<TransactionalProducer> create(const Properties& properties,
                                                        const std::string& transactional_id,
                                                        const std::vector<std::string>& topics,
                                                        std::string& error,
-                                                       StatsCallback stats = {});
+                                                       StatsCallback stats = {},
+                                                       bool transactional = true);
   ~TransactionalProducer();
   TransactionalProducer(const TransactionalProducer&) = delete;
   TransactionalProducer& operator=(const TransactionalProducer&) = delete;
@@ -62,8 +68,12 @@ class TransactionalProducer {
   // Serves delivery reports and error callbacks; never blocks longer than `timeout`.
   void poll(std::chrono::milliseconds timeout = std::chrono::milliseconds{0});
 
+  [[nodiscard]] bool transactional() const { return transactional_; }
+
   // For the statistics trampoline only.
   [[nodiscard]] const StatsCallback& stats_callback() const { return stats_; }
+  // For the delivery report callback only (at-least-once): the first failure since the last commit.
+  void delivery_failed(int code, const char* name, const char* reason);
 
  private:
   TransactionalProducer() = default;
@@ -72,6 +82,12 @@ class TransactionalProducer {
   std::string transactional_id_;
   std::vector<std::string> header_names_;  // NUL-terminated copies of header names, reused
   StatsCallback stats_;
+  bool transactional_ = true;
+  // At-least-once: delivery failures since the last commit, and the first one's description.
+  int failed_code_ = 0;
+  std::string failed_name_;
+  std::string failed_reason_;
+  std::int64_t failed_ = 0;
 };
 
 }  // namespace exactly::kafka

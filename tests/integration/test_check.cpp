@@ -344,7 +344,7 @@ namespace {
 class AclCluster : public test::OwnCluster {
  public:
   AclCluster()
-      : OwnCluster(test::port_from_env("EXACTLY_TEST_ACL_PORT", 39540), "acl-cluster",
+      : OwnCluster(test::port_from_env("EXACTLY_TEST_ACL_PORT", 29540), "acl-cluster",
                    "--property authorizer.class.name=org.apache.kafka.metadata.authorizer."
                    "StandardAuthorizer --property super.users=User:ANONYMOUS") {}
 

@@ -146,7 +146,7 @@ TEST_CASE("a service on SASL_SSL with SCRAM-SHA-512 from the environment works e
   const auto certs = make_certificates(dir);
   const std::string user = "exactly-service";
   const std::string password = random_secret("pw");
-  const SaslCluster cluster(test::port_from_env("EXACTLY_TEST_SASL_PORT", 39560), certs, user,
+  const SaslCluster cluster(test::port_from_env("EXACTLY_TEST_SASL_PORT", 29560), certs, user,
                             password);
   const auto input = test::unique_name("in");
   const auto output = test::unique_name("out");

@@ -24,7 +24,8 @@
 # repeats the client nonce in its final message, which Kafka 4 rejects; librdkafka issue 4895).
 #
 # Ports: node i listens on BASE+i-1 (clients) and BASE+100+i-1 (controller). BASE defaults to 39092
-# (the demo); the tests use 39500, so both can run at once.
+# (the demo). The tests use ports from 29200 to 29802: below Linux's ephemeral range (32768-60999),
+# so a client socket never holds one when a broker (re)starts on it.
 # DIR defaults to ${TMPDIR:-/tmp}/exactly-kafka-BASE.
 set -euo pipefail
 

@@ -343,6 +343,21 @@ TEST_CASE("on_error = dlq needs a dead-letter topic that is neither input nor ou
   CHECK(skip.config->pipeline.dlq_topic.empty());
 }
 
+TEST_CASE("delivery is exactly-once unless at-least-once is asked for") {
+  const auto plain = load(minimal);
+  REQUIRE(plain.config.has_value());
+  CHECK(plain.config->pipeline.delivery == exactly::config::Delivery::exactly_once);
+  const auto alo = load(with("delivery = \"at-least-once\"\n"));
+  REQUIRE(alo.config.has_value());
+  CHECK(alo.config->pipeline.delivery == exactly::config::Delivery::at_least_once);
+  const auto bad = only_problem(load(with("delivery = \"at-most-once\"\n")));
+  CHECK(contains(bad.message, "'pipeline.delivery'"));
+  CHECK(contains(bad.message, "at-least-once"));
+  const auto set = load(minimal, {"pipeline.delivery=\"at-least-once\""});
+  REQUIRE(set.config.has_value());
+  CHECK(set.config->pipeline.delivery == exactly::config::Delivery::at_least_once);
+}
+
 TEST_CASE("topic names follow Kafka's rule, and input and output differ") {
   auto config_with_input = [](std::string_view topic) {
     return fmt::format(
