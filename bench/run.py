@@ -143,8 +143,6 @@ commit_interval_ms = {self.commit_ms}
 name = "{TRANSFORMS[self.transform]}"
 [metrics]
 listen = "127.0.0.1:0"
-[log]
-level = "warn"
 """)
             return [EXACTLY, "run", "--config", config]
         if self.peer == "streams":
@@ -163,8 +161,10 @@ level = "warn"
         run([TOOL, "create", "--bootstrap", BOOTSTRAP, "--topics", f"{self.input},{self.output}",
              "--partitions", self.partitions])
         kind = "payments" if self.transform == "enricher" else "bytes"
-        run([TOOL, "fill", "--bootstrap", BOOTSTRAP, "--topic", self.input, "--count",
-             self.records, "--size", self.size, "--kind", kind])
+        filled = run([TOOL, "fill", "--bootstrap", BOOTSTRAP, "--topic", self.input, "--count",
+                      self.records, "--size", self.size, "--kind", kind]).stdout
+        m = re.search(r"\((\d+) value bytes\)", filled)
+        self.value_bytes = int(m.group(1)) / self.records if m else float(self.size)
         with open(self.log_path, "w") as peer_log:
             peer = subprocess.Popen([str(c) for c in self.command()], stdout=peer_log,
                                     stderr=subprocess.STDOUT, text=True)
@@ -206,7 +206,8 @@ level = "warn"
         return {
             "peer": self.peer, "transform": self.transform, "size": self.size,
             "records": self.records, "commit_ms": self.commit_ms, "partitions": self.partitions,
-            "records_per_s": rate, "mb_per_s": rate * self.size / 1e6 if rate else None,
+            "value_bytes": self.value_bytes,
+            "records_per_s": rate, "mb_per_s": rate * self.value_bytes / 1e6 if rate else None,
             "cpu_s": cpu, "cpu_s_per_million": cpu / self.records * 1e6 if cpu else None,
             "rss_mib": rss, "commit_p50_ms": commit[0], "commit_p99_ms": commit[1],
         }
@@ -244,6 +245,49 @@ level = "warn"
         return [v * 1000 if v is not None else None for v in q]
 
 
+class LatencyTrial:
+    """One peer on fresh, empty topics; records paced into the input at a fixed rate, each keyed
+    with its send time; a read_committed reader of the output reports now minus that time. The
+    first `warmup` seconds are not counted."""
+
+    def __init__(self, workdir, peer, rate, seconds, commit_ms, warmup=5.0):
+        self.trial = Trial(workdir, peer, "identity", 100, int(rate * (seconds + warmup)),
+                           commit_ms, 6)
+        self.peer, self.rate, self.seconds, self.warmup = peer, rate, seconds, warmup
+        self.samples_path = workdir / f"latency-{peer}-{uuid.uuid4().hex[:8]}.txt"
+
+    def run(self):
+        t = self.trial
+        run([TOOL, "create", "--bootstrap", BOOTSTRAP, "--topics", f"{t.input},{t.output}",
+             "--partitions", 6])
+        with open(t.log_path, "w") as peer_log:
+            peer = subprocess.Popen([str(c) for c in t.command()], stdout=peer_log,
+                                    stderr=subprocess.STDOUT, text=True)
+        try:
+            time.sleep(3)  # the peer joins its group; the warm-up covers the rest
+            since_us = int((time.time() + self.warmup) * 1e6)
+            expected = int(self.rate * self.seconds * 0.98)
+            reader = subprocess.Popen(
+                [str(TOOL), "latency", "--bootstrap", BOOTSTRAP, "--topic", t.output, "--count",
+                 str(expected), "--since-us", str(since_us), "--timeout",
+                 str(self.seconds + self.warmup + 60), "--samples", str(self.samples_path)],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            run([TOOL, "pace", "--bootstrap", BOOTSTRAP, "--topic", t.input, "--rate", self.rate,
+                 "--seconds", self.seconds + self.warmup])
+            out, _ = reader.communicate(timeout=self.seconds + self.warmup + 120)
+        finally:
+            stop(peer)
+        m = re.search(r"latency count=(\d+) p50_ms=(\S+) p99_ms=(\S+) p999_ms=(\S+) max_ms=(\S+)",
+                      out)
+        if not m:
+            raise RuntimeError(f"latency of {self.peer}: {out.strip()} (log: {t.log_path})")
+        return {"peer": self.peer, "section": "latency", "rate": self.rate,
+                "commit_ms": t.commit_ms, "count": int(m.group(1)),
+                "p50_ms": float(m.group(2)), "p99_ms": float(m.group(3)),
+                "p999_ms": float(m.group(4)), "max_ms": float(m.group(5)),
+                "samples": str(self.samples_path)}
+
+
 def median(values):
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
@@ -261,6 +305,9 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--peers", default=",".join(PEERS))
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench")
+    parser.add_argument("--latency-rate", type=float,
+                        help="records/s of the latency section (default: half the ceiling's)")
+    parser.add_argument("--latency-seconds", type=float, default=30)
     parser.add_argument("--smoke", action="store_true",
                         help="a tiny run of every part (what CI does): 20,000 records, 1 run, "
                              "the 100 ms interval only")
@@ -270,8 +317,15 @@ def main():
     if unknown:
         sys.exit(f"bench: unknown peers {sorted(unknown)}; known: {PEERS}")
     if args.smoke:
-        args.records, args.runs = 20_000, 1
+        args.records, args.runs, args.latency_seconds = 20_000, 1, 3
     intervals = [100] if args.smoke else [10, 25, 50, 100, 250, 1000]
+    missing = [str(path) for path in [TOOL, EXACTLY] if not path.exists()]
+    if "streams" in peers and not list((ROOT / "bench" / "streams" / "target").glob("*.jar")):
+        missing.append("bench/streams/target/*.jar")
+    if "seed" in peers and not VENV_PYTHON.exists():
+        missing.append(str(VENV_PYTHON))
+    if missing:
+        sys.exit(f"bench: missing {', '.join(missing)}: run scripts/build.sh and bench/setup.sh")
     args.out.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="exactly-bench-"))
     trials = []
@@ -299,38 +353,204 @@ def main():
                 for peer in sweep_peers:
                     attempt(peer, "identity", 100, commit_ms=ms, section="sweep")
         for run_index in range(args.runs):
-            for peer in [p for p in ["exactly-eos", "streams"] if p in peers]:
+            for peer in [p for p in ["exactly-eos", "exactly-alo", "streams"] if p in peers]:
                 attempt(peer, "identity", 100, partitions=32, section="partitions")
+        ceiling = median(t["records_per_s"] for t in trials
+                         if t["peer"] == "ceiling" and t["section"] == "workload"
+                         and t["transform"] == "identity" and t["size"] == 100)
+        rate = args.latency_rate or (ceiling / 2 if ceiling else None)
+        if rate:
+            for run_index in range(args.runs):
+                for peer in peers:
+                    log(f"latency: {peer} at {rate:,.0f} records/s for {args.latency_seconds} s")
+                    result = LatencyTrial(workdir, peer, rate, args.latency_seconds, 100).run()
+                    log(f"  p50 {result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms, "
+                        f"p99.9 {result['p999_ms']:.1f} ms")
+                    trials.append(result)
+        else:
+            log("latency: skipped (no ceiling measured and no --latency-rate)")
     (args.out / "raw.json").write_text(json.dumps(trials, indent=1))
     write_report(args, peers, intervals, trials)
     log(f"wrote {args.out / 'bench.md'}")
+    unmeasured = [f"{t['section']} {t['peer']} {t.get('transform', '')} {t.get('size', '')}"
+                  for t in trials if t["section"] != "latency" and not t["records_per_s"]]
+    if unmeasured:
+        sys.exit(f"bench: no throughput measured for: {'; '.join(unmeasured)}")
 
 
 def write_report(args, peers, intervals, trials):
     def pick(section_names, **match):
         return [t for t in trials if t["section"] in section_names
-                and all(t[k] == v for k, v in match.items())]
+                and all(t.get(k) == v for k, v in match.items())]
 
-    lines = [f"# Benchmark", "",
+    def med(ts, key):
+        return median(t.get(key) for t in ts)
+
+    lines = ["# Benchmark", "",
              f"`bench/run.py --records {args.records} --runs {args.runs}` on "
-             f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, one local Kafka broker. "
-             f"Medians of {args.runs} run(s).", ""]
+             f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, one local Kafka broker "
+             f"(KRaft, 127.0.0.1). Medians of {args.runs} run(s); the peers alternate within a run. "
+             "Records/s count committed input offsets between 10 % and 90 % of the input (the "
+             "ceiling, which commits nothing, its delivered records); CPU and peak RSS cover "
+             "the whole process.", ""]
+    rows = {}
     for transform, size in [("identity", 100), ("identity", 1024), ("enricher", 100),
                             ("enricher", 1024)]:
-        lines += [f"## {transform}, {size} B values, 6 partitions, commit interval 100 ms", "",
-                  "| peer | records/s | MB/s | CPU s per million | peak RSS MiB | commit p50 ms | commit p99 ms |",
+        ts_all = pick({"workload"}, transform=transform, size=size)
+        mean_size = med(ts_all, "value_bytes")
+        lines += [f"## {transform}, values of {fmt(mean_size)} B, 6 partitions, commit interval "
+                  f"100 ms", "",
+                  "| peer | records/s | MB/s | CPU s per million | peak RSS MiB | commit p50 ms "
+                  "| commit p99 ms |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for peer in peers:
             ts = pick({"workload"}, peer=peer, transform=transform, size=size)
+            rows[(peer, transform, size)] = ts
             lines.append(
-                f"| {LABELS[peer]} | {fmt(median(t['records_per_s'] for t in ts))} "
-                f"| {fmt(median(t['mb_per_s'] for t in ts), 1)} "
-                f"| {fmt(median(t['cpu_s_per_million'] for t in ts), 1)} "
-                f"| {fmt(median(t['rss_mib'] for t in ts), 1)} "
-                f"| {fmt(median(t['commit_p50_ms'] for t in ts), 1)} "
-                f"| {fmt(median(t['commit_p99_ms'] for t in ts), 1)} |")
+                f"| {LABELS[peer]} | {fmt(med(ts, 'records_per_s'))} "
+                f"| {fmt(med(ts, 'mb_per_s'), 1)} | {fmt(med(ts, 'cpu_s_per_million'), 1)} "
+                f"| {fmt(med(ts, 'rss_mib'), 1)} | {fmt(med(ts, 'commit_p50_ms'), 1)} "
+                f"| {fmt(med(ts, 'commit_p99_ms'), 1)} |")
         lines.append("")
+
+    sweep_peers = [p for p in ["exactly-eos", "exactly-alo", "streams"] if p in peers]
+    sweep = {}
+    lines += ["## Commit interval (identity, 100 B, 6 partitions): records/s", "",
+              "| peer | " + " | ".join(f"{ms} ms" for ms in intervals) + " |",
+              "| --- | " + " | ".join("---" for _ in intervals) + " |"]
+    for peer in sweep_peers:
+        values = []
+        for ms in intervals:
+            ts = (pick({"workload"}, peer=peer, transform="identity", size=100) if ms == 100
+                  else pick({"sweep"}, peer=peer, commit_ms=ms))
+            values.append(med(ts, "records_per_s"))
+        sweep[peer] = values
+        lines.append(f"| {LABELS[peer]} | " + " | ".join(fmt(v) for v in values) + " |")
+    lines.append("")
+
+    lines += ["## 32 partitions (identity, 100 B, commit interval 100 ms)", "",
+              "| peer | records/s at 32 | records/s at 6 | ratio |", "| --- | --- | --- | --- |"]
+    for peer in [p for p in ["exactly-eos", "exactly-alo", "streams"] if p in peers]:
+        at32 = med(pick({"partitions"}, peer=peer), "records_per_s")
+        at6 = med(rows.get((peer, "identity", 100), []), "records_per_s")
+        ratio = at32 / at6 if at32 and at6 else None
+        lines.append(f"| {LABELS[peer]} | {fmt(at32)} | {fmt(at6)} | {fmt(ratio, 2)} |")
+    lines.append("")
+
+    latency = {}
+    lat = pick({"latency"})
+    if lat:
+        lines += [f"## End-to-end latency at {fmt(lat[0]['rate'])} records/s (half the ceiling), "
+                  "identity, 100 B, commit interval 100 ms", "",
+                  "From the input record's send time to its arrival at a read_committed reader of "
+                  "the output.", "",
+                  "| peer | p50 ms | p99 ms | p99.9 ms | max ms |", "| --- | --- | --- | --- | --- |"]
+        for peer in peers:
+            ts = pick({"latency"}, peer=peer)
+            latency[peer] = {k: med(ts, k) for k in ["p50_ms", "p99_ms", "p999_ms", "max_ms"]}
+            lines.append(f"| {LABELS[peer]} | {fmt(latency[peer]['p50_ms'], 1)} "
+                         f"| {fmt(latency[peer]['p99_ms'], 1)} | {fmt(latency[peer]['p999_ms'], 1)} "
+                         f"| {fmt(latency[peer]['max_ms'], 1)} |")
+        lines.append("")
+
+    lines += goals(rows, sweep, intervals, trials, latency, pick, med)
+    plots = write_plots(args.out, sweep, intervals, lat)
+    if plots:
+        lines += ["", *[f"![{name}]({name})" for name in plots]]
     (args.out / "bench.md").write_text("\n".join(lines) + "\n")
+
+
+def goals(rows, sweep, intervals, trials, latency, pick, med):
+    def rate(peer, transform="identity", size=100):
+        return med(rows.get((peer, transform, size), []), "records_per_s")
+
+    def ratio(a, b):
+        return a / b if a and b else None
+
+    checks = []
+
+    def goal(name, value, target, higher=True, digits=2):
+        ok = None if value is None else (value >= target if higher else value <= target)
+        mark = "-" if ok is None else ("met" if ok else "**not met**")
+        checks.append(f"| {name} | {fmt(value, digits)} | {'≥' if higher else '≤'} {target} | {mark} |")
+
+    eos, alo, ks, ceil, seed = "exactly-eos", "exactly-alo", "streams", "ceiling", "seed"
+    goal("exactly-once / Kafka Streams, 100 B", ratio(rate(eos), rate(ks)), 1.5)
+    goal("exactly-once / Kafka Streams, 1 KB", ratio(rate(eos, size=1024), rate(ks, size=1024)), 1.2)
+    if eos in sweep and alo in sweep:
+        at = dict(zip(intervals, zip(sweep[eos], sweep[alo])))
+        if 100 in at:
+            goal("exactly-once / at-least-once, 100 ms", ratio(*at[100]), 0.95)
+        if 10 in at:
+            goal("exactly-once / at-least-once, 10 ms", ratio(*at[10]), 0.75)
+    goal("exactly-once / ceiling", ratio(rate(eos), rate(ceil)), 0.8)
+    goal("commit latency p99 (ms)", med(rows.get((eos, "identity", 100), []), "commit_p99_ms"), 10,
+         higher=False, digits=1)
+    if eos in latency:
+        goal("end-to-end p99 (ms), at most commit interval + 25", latency[eos]["p99_ms"], 125,
+             higher=False, digits=1)
+        if ks in latency and latency[ks]["p99_ms"]:
+            goal("end-to-end p99 / Kafka Streams'", ratio(latency[eos]["p99_ms"],
+                                                          latency[ks]["p99_ms"]), 0.8, higher=False)
+    goal("CPU per record / Kafka Streams'",
+         ratio(med(rows.get((eos, "identity", 100), []), "cpu_s_per_million"),
+               med(rows.get((ks, "identity", 100), []), "cpu_s_per_million")), 0.5, higher=False)
+    goal("peak RSS at 6 partitions (MiB)", med(rows.get((eos, "identity", 100), []), "rss_mib"), 64,
+         higher=False, digits=1)
+    goal("exactly-once / seed loop", ratio(rate(eos), rate(seed)), 10)
+    goal("32 partitions / 6 partitions", ratio(med(pick({"partitions"}, peer=eos), "records_per_s"),
+                                               rate(eos)), 0.85)
+    return ["## Goals (issue 6)", "", "| goal | measured | target | |", "| --- | --- | --- | --- |",
+            *checks]
+
+
+def write_plots(out, sweep, intervals, latency_trials):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log("plots: matplotlib is not importable, none written")
+        return []
+    names = []
+    if sweep:
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for peer, values in sweep.items():
+            points = [(ms, v) for ms, v in zip(intervals, values) if v]
+            if points:
+                ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=LABELS[peer])
+        ax.set_xscale("log")
+        ax.set_xlabel("commit interval (ms)")
+        ax.set_ylabel("records/s")
+        ax.set_title("Throughput vs commit interval (identity, 100 B, 6 partitions)")
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / "throughput-vs-commit-interval.png", dpi=110)
+        names.append("throughput-vs-commit-interval.png")
+    if latency_trials:
+        fig, ax = plt.subplots(figsize=(7, 4))
+        by_peer = {}
+        for t in latency_trials:
+            by_peer.setdefault(t["peer"], t)  # the first run of each peer
+        for peer, t in by_peer.items():
+            path = Path(t["samples"])
+            if not path.exists():
+                continue
+            values = sorted(float(v) for v in path.read_text().split())
+            if values:
+                ax.plot(values, [(i + 1) / len(values) for i in range(len(values))],
+                        label=LABELS[peer])
+        ax.set_xscale("log")
+        ax.set_xlabel("end-to-end latency (ms)")
+        ax.set_ylabel("fraction of records")
+        ax.set_title("Latency CDF (identity, 100 B, commit interval 100 ms)")
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / "latency-cdf.png", dpi=110)
+        names.append("latency-cdf.png")
+    return names
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ if [ $build_only = 0 ]; then
     openjdk-17-jre-headless maven     # the Kafka broker of the integration tests
     prometheus                        # promtool: the alert rules' tests; a real scrape
     python3 python3-yaml              # tests/deploy: the Dockerfile, compose file and chart checks
+    python3-venv                      # bench/setup.sh: the benchmark's Python peer and plots
     clang-16 libclang-rt-16-dev       # scripts/fuzz.sh: libFuzzer
   )
 fi
@@ -43,6 +44,7 @@ fi
 if [ $build_only = 0 ]; then
   tests/kafka/cluster.sh jars
   tests/kafka/cluster.sh jars --kafka-version 3.9.1   # the security test's broker (see cluster.sh)
+  bench/setup.sh                                      # the benchmark's peers (bench/README.md)
   # The chart's test builds helm from source (scripts/helm.sh), which needs a Go toolchain at least
   # as new as helm's go.mod asks. Debian 12 has none: its golang-go is 1.19, too old both for helm
   # and for fetching a newer toolchain through GOTOOLCHAIN (Go 1.21 on). The machine image's Go

@@ -361,6 +361,15 @@ int cmd_latency(const Args& vm) {
   const auto at = [&](double q) {
     return ms[std::min(ms.size() - 1, static_cast<std::size_t>(q * static_cast<double>(ms.size())))];
   };
+  if (const auto samples = vm.text("samples", "-"); samples != "-") {
+    // At most 20,000 evenly spaced points of the sorted samples: enough for a CDF plot.
+    FILE* f = std::fopen(samples.c_str(), "w");
+    if (f == nullptr) die(fmt::format("cannot write {}", samples));
+    const std::size_t step = std::max<std::size_t>(1, ms.size() / 20000);
+    for (std::size_t i = 0; i < ms.size(); i += step) std::fprintf(f, "%.3f\n", ms[i]);
+    std::fprintf(f, "%.3f\n", ms.back());
+    std::fclose(f);
+  }
   std::printf("latency count=%zu p50_ms=%.2f p99_ms=%.2f p999_ms=%.2f max_ms=%.2f\n", ms.size(),
               at(0.5), at(0.99), at(0.999), ms.back());
   return static_cast<std::int64_t>(ms.size()) == count ? 0 : 1;
@@ -458,7 +467,7 @@ int main(int argc, char** argv) {
       "  fill    --topic T --count N [--size BYTES (100)] [--kind bytes|payments]\n"
       "  copy    --input T --output T --count N [--group G]\n"
       "  pace    --topic T --rate PER_SECOND --seconds S [--size BYTES (100)]\n"
-      "  latency --topic T --count N [--since-us WALL_US] [--timeout S (120)]\n"
+      "  latency --topic T --count N [--since-us WALL_US] [--timeout S (120)] [--samples FILE]\n"
       "  create  --topics T1,T2 [--partitions P (6)]\n"
       "  watch   --group G --topic T --count N [--timeout S (600)]";
   if (argc < 2 || (argc - 2) % 2 != 0) {
