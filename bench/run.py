@@ -300,6 +300,10 @@ def fmt(value, digits=0):
 
 
 def main():
+    # The venv of bench/setup.sh has matplotlib (and the seed loop's confluent-kafka): run in it.
+    venv = BUILD / "bench-venv"
+    if VENV_PYTHON.exists() and Path(sys.prefix).resolve() != venv.resolve():
+        os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), __file__, *sys.argv[1:]])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=3)
