@@ -249,6 +249,28 @@ Error AdminClient::broker_ids(std::vector<std::int32_t>& ids,
   return {};
 }
 
+Error AdminClient::committed_offsets(const std::string& topic, int partitions,
+                                     std::vector<std::int64_t>& offsets,
+                                     std::chrono::milliseconds timeout) const {
+  PartitionListHandle list{rd_kafka_topic_partition_list_new(partitions)};
+  for (int p = 0; p < partitions; ++p) rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), p);
+  if (Error e = make_error(rd_kafka_committed(rk_, list.get(), timeout_ms(timeout)),
+                           fmt::format("committed offsets of '{}'", topic))) {
+    return e;
+  }
+  offsets.assign(static_cast<std::size_t>(partitions), -1);
+  for (int i = 0; i < list->cnt; ++i) {
+    const auto& elem = list->elems[i];
+    if (elem.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return make_error(elem.err, fmt::format("committed offset of {} [{}]", topic, elem.partition));
+    }
+    if (elem.partition >= 0 && elem.partition < partitions) {
+      offsets[static_cast<std::size_t>(elem.partition)] = elem.offset < 0 ? -1 : elem.offset;
+    }
+  }
+  return {};
+}
+
 Error AdminClient::describe_topic(const std::string& topic, TopicDescription& description,
                                   std::chrono::milliseconds timeout) const {
   constexpr std::chrono::milliseconds unknown_topic_grace{3000};

@@ -78,6 +78,12 @@ class AdminClient {
   [[nodiscard]] Error describe_acls(std::vector<AclBinding>& bindings,
                                     std::chrono::milliseconds timeout) const;
 
+  // The offsets committed for partitions [0, partitions) of `topic` by the consumer group this
+  // client was created with ("group.id" among its properties); -1 where none is.
+  [[nodiscard]] Error committed_offsets(const std::string& topic, int partitions,
+                                        std::vector<std::int64_t>& offsets,
+                                        std::chrono::milliseconds timeout) const;
+
   // The latest offset of each partition [0, partitions) under this client's isolation (measured
   // on librdkafka 2.0.2 with Kafka 4.1: ListOffsets carries the client's isolation.level, for
   // rd_kafka_offsets_for_times and rd_kafka_query_watermark_offsets alike).

@@ -286,6 +286,20 @@ int run_cluster_script(const std::string& args) {
 }
 }  // namespace
 
+std::int64_t committed_sum(const std::string& group, const std::string& topic, int partitions) {
+  std::string error;
+  const auto admin = kafka::AdminClient::create(
+      {{"bootstrap.servers", bootstrap()}, {"group.id", group}}, kafka::Isolation::read_committed,
+      error);
+  REQUIRE_MESSAGE(admin != nullptr, error);
+  std::vector<std::int64_t> offsets;
+  const auto e = admin->committed_offsets(topic, partitions, offsets, std::chrono::seconds{30});
+  REQUIRE_MESSAGE(!e, e.describe());
+  std::int64_t sum = 0;
+  for (const auto o : offsets) sum += std::max<std::int64_t>(o, 0);
+  return sum;
+}
+
 double metric_sum(const std::string& text, const std::string& name) {
   double sum = -1;
   std::istringstream lines(text);

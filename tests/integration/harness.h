@@ -111,6 +111,10 @@ class Service {
   void spawn(const std::vector<std::string>& args);
 };
 
+// The sum of the offsets `group` committed on `topic`'s partitions [0, partitions) (0 where none
+// is), on the test cluster.
+std::int64_t committed_sum(const std::string& group, const std::string& topic, int partitions);
+
 // The sum of every sample of `name` (any labels) in a Prometheus text exposition; -1 if none.
 double metric_sum(const std::string& text, const std::string& name);
 
