@@ -75,17 +75,6 @@ struct Instance {
   bool stopped = false;  // scaled down on purpose
 };
 
-// The number in the last "(port N)" of the log: the metrics port of the latest start.
-int latest_port(const std::string& log) {
-  static const std::regex pattern{R"(/readyz on \S+ \(port (\d+)\))"};
-  int port = 0;
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), pattern); it != std::sregex_iterator();
-       ++it) {
-    port = std::stoi((*it)[1].str());
-  }
-  return port;
-}
-
 double committed_of(int port) {
   if (port == 0) return -1;
   const auto response = test::get(port, "/metrics");
@@ -146,7 +135,7 @@ class Fleet {
   Snapshot snapshot() {
     Snapshot s;
     for (auto& in : instances_) {
-      const double c = in.service->running() ? committed_of(latest_port(in.service->log_text())) : -1;
+      const double c = in.service->running() ? committed_of(test::metrics_port(in.service->log_text())) : -1;
       s.seen.emplace_back(in.generation, c);
     }
     return s;
@@ -162,7 +151,7 @@ class Fleet {
       for (std::size_t i = 0; i < instances_.size(); ++i) {
         auto& in = instances_[i];
         if ((only && i != *only) || !in.service->running()) continue;
-        const double c = committed_of(latest_port(in.service->log_text()));
+        const double c = committed_of(test::metrics_port(in.service->log_text()));
         const auto& [generation, before] = since.seen[i];
         if (c > 0 && (in.generation != generation || c > before)) {
           return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - from);

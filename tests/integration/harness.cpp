@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <regex>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -298,6 +299,16 @@ std::int64_t committed_sum(const std::string& group, const std::string& topic, i
   std::int64_t sum = 0;
   for (const auto o : offsets) sum += std::max<std::int64_t>(o, 0);
   return sum;
+}
+
+int metrics_port(const std::string& log) {
+  static const std::regex pattern{R"(/readyz on \S+ \(port (\d+)\))"};
+  int port = 0;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), pattern); it != std::sregex_iterator();
+       ++it) {
+    port = std::stoi((*it)[1].str());
+  }
+  return port;
 }
 
 double metric_sum(const std::string& text, const std::string& name) {

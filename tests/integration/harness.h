@@ -115,6 +115,10 @@ class Service {
 // is), on the test cluster.
 std::int64_t committed_sum(const std::string& group, const std::string& topic, int partitions);
 
+// The metrics port of the service's latest start: the N of the last "/readyz on ... (port N)" in
+// its log; 0 when it has logged none.
+int metrics_port(const std::string& log);
+
 // The sum of every sample of `name` (any labels) in a Prometheus text exposition; -1 if none.
 double metric_sum(const std::string& text, const std::string& name);
 

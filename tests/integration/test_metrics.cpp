@@ -25,11 +25,9 @@ using Clock = std::chrono::steady_clock;
 
 // The port the service logged ("serving /metrics, /healthz and /readyz on ... (port N)").
 int served_port(const test::Service& service) {
-  std::smatch match;
-  const std::string log = service.log_text();
-  static const std::regex pattern{R"(serving /metrics, /healthz and /readyz on \S+ \(port (\d+)\))"};
-  REQUIRE_MESSAGE(std::regex_search(log, match, pattern), log);
-  return std::stoi(match[1].str());
+  const int port = test::metrics_port(service.log_text());
+  REQUIRE_MESSAGE(port > 0, service.log_text());
+  return port;
 }
 
 // A loopback port nothing listens on right now.

@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -132,13 +131,6 @@ level = "debug"
   return path;
 }
 
-int served_port(const std::string& log) {
-  std::smatch match;
-  static const std::regex pattern{R"(/readyz on \S+ \(port (\d+)\))"};
-  REQUIRE_MESSAGE(std::regex_search(log, match, pattern), log);
-  return std::stoi(match[1].str());
-}
-
 }  // namespace
 
 TEST_CASE("a service on SASL_SSL with SCRAM-SHA-512 from the environment works exactly once and leaks no secret and a wrong password stops it at once") {
@@ -180,7 +172,8 @@ TEST_CASE("a service on SASL_SSL with SCRAM-SHA-512 from the environment works e
   service.start();
   INFO(service.log_text());
   REQUIRE(service.wait_for_log("serving /metrics", 60s));
-  const int port = served_port(service.log_text());
+  const int port = test::metrics_port(service.log_text());
+  REQUIRE(port > 0);
   const auto deadline = Clock::now() + 120s;
   std::string metrics;
   while (Clock::now() < deadline) {
