@@ -217,7 +217,12 @@ int cmd_copy(const Args& vm) {
                                {"enable.auto.commit", "false"},
                                {"enable.auto.offset.store", "false"},
                                {"auto.offset.reset", "earliest"},
-                               {"isolation.level", "read_committed"}});
+                               {"isolation.level", "read_committed"},
+                               // A ceiling: librdkafka 2.0.2's fetcher idles up to a second once
+                               // this many records are queued, so the queue holds more than a
+                               // second of them, whatever the memory.
+                               {"queued.min.messages", "2000000"},
+                               {"queued.max.messages.kbytes", "1048576"}});
   rd_kafka_poll_set_consumer(consumer.get());
   rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
   rd_kafka_topic_partition_list_add(topics, input.c_str(), RD_KAFKA_PARTITION_UA);
@@ -375,34 +380,29 @@ int cmd_latency(const Args& vm) {
   return static_cast<std::int64_t>(ms.size()) == count ? 0 : 1;
 }
 
-int cmd_create(const Args& vm) {
-  const auto bootstrap = vm.text("bootstrap");
-  const auto partitions = static_cast<int>(vm.integer("partitions", "6"));
-  auto rk = make_client(RD_KAFKA_PRODUCER, {{"bootstrap.servers", bootstrap}});
-  std::vector<rd_kafka_NewTopic_t*> topics;
-  std::string names = vm.text("topics");
-  char errstr[512];
+std::vector<std::string> topic_names(const Args& vm) {
+  std::vector<std::string> out;
+  const std::string names = vm.text("topics");
   for (std::size_t at = 0; at <= names.size();) {
     const auto comma = std::min(names.find(',', at), names.size());
-    const std::string name = names.substr(at, comma - at);
+    if (comma > at) out.push_back(names.substr(at, comma - at));
     at = comma + 1;
-    if (name.empty()) continue;
-    rd_kafka_NewTopic_t* t = rd_kafka_NewTopic_new(name.c_str(), partitions, -1, errstr, sizeof errstr);
-    if (t == nullptr) die(fmt::format("topic {}: {}", name, errstr));
-    topics.push_back(t);
   }
-  rd_kafka_queue_t* queue = rd_kafka_queue_new(rk.get());
-  rd_kafka_CreateTopics(rk.get(), topics.data(), topics.size(), nullptr, queue);
+  return out;
+}
+
+// Waits for an admin call's answer; "" when every topic succeeded, else what failed.
+std::string topic_results(rd_kafka_queue_t* queue, bool create) {
   rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30000);
+  if (event == nullptr) return "no answer within 30 s";
   std::string failure;
-  if (event == nullptr) {
-    failure = "no answer within 30 s";
-  } else if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR) {
     failure = rd_kafka_event_error_string(event);
   } else {
     std::size_t n = 0;
     const rd_kafka_topic_result_t** results =
-        rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &n);
+        create ? rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &n)
+               : rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(event), &n);
     for (std::size_t i = 0; i < n; ++i) {
       if (rd_kafka_topic_result_error(results[i]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
         failure += fmt::format("{}: {}; ", rd_kafka_topic_result_name(results[i]),
@@ -410,10 +410,41 @@ int cmd_create(const Args& vm) {
       }
     }
   }
-  if (event != nullptr) rd_kafka_event_destroy(event);
+  rd_kafka_event_destroy(event);
+  return failure;
+}
+
+int cmd_create(const Args& vm) {
+  const auto bootstrap = vm.text("bootstrap");
+  const auto partitions = static_cast<int>(vm.integer("partitions", "6"));
+  auto rk = make_client(RD_KAFKA_PRODUCER, {{"bootstrap.servers", bootstrap}});
+  std::vector<rd_kafka_NewTopic_t*> topics;
+  char errstr[512];
+  for (const auto& name : topic_names(vm)) {
+    rd_kafka_NewTopic_t* t = rd_kafka_NewTopic_new(name.c_str(), partitions, -1, errstr, sizeof errstr);
+    if (t == nullptr) die(fmt::format("topic {}: {}", name, errstr));
+    topics.push_back(t);
+  }
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(rk.get());
+  rd_kafka_CreateTopics(rk.get(), topics.data(), topics.size(), nullptr, queue);
+  const std::string failure = topic_results(queue, true);
   rd_kafka_queue_destroy(queue);
   for (auto* t : topics) rd_kafka_NewTopic_destroy(t);
   if (!failure.empty()) die("create: " + failure);
+  return 0;
+}
+
+// A trial's topics go once it is measured: a full run would otherwise fill the disk.
+int cmd_delete(const Args& vm) {
+  auto rk = make_client(RD_KAFKA_PRODUCER, {{"bootstrap.servers", vm.text("bootstrap")}});
+  std::vector<rd_kafka_DeleteTopic_t*> topics;
+  for (const auto& name : topic_names(vm)) topics.push_back(rd_kafka_DeleteTopic_new(name.c_str()));
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(rk.get());
+  rd_kafka_DeleteTopics(rk.get(), topics.data(), topics.size(), nullptr, queue);
+  const std::string failure = topic_results(queue, false);
+  rd_kafka_queue_destroy(queue);
+  for (auto* t : topics) rd_kafka_DeleteTopic_destroy(t);
+  if (!failure.empty()) die("delete: " + failure);
   return 0;
 }
 
@@ -469,6 +500,7 @@ int main(int argc, char** argv) {
       "  pace    --topic T --rate PER_SECOND --seconds S [--size BYTES (100)]\n"
       "  latency --topic T --count N [--since-us WALL_US] [--timeout S (120)] [--samples FILE]\n"
       "  create  --topics T1,T2 [--partitions P (6)]\n"
+      "  delete  --topics T1,T2\n"
       "  watch   --group G --topic T --count N [--timeout S (600)]";
   if (argc < 2 || (argc - 2) % 2 != 0) {
     std::fprintf(stderr, "%s\n", usage.c_str());
@@ -490,6 +522,7 @@ int main(int argc, char** argv) {
     if (command == "pace") return cmd_pace(args);
     if (command == "latency") return cmd_latency(args);
     if (command == "create") return cmd_create(args);
+    if (command == "delete") return cmd_delete(args);
     if (command == "watch") return cmd_watch(args);
     std::fprintf(stderr, "exactly-bench: unknown command '%s'\n%s\n", command.c_str(), usage.c_str());
     return 2;

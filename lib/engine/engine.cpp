@@ -625,7 +625,24 @@ void Engine::tick(Clock::time_point now) {
         break;
     }
   }
-  if (!due_commit.empty()) commit(due_commit, now + config_.transactions.commit_timeout, "interval");
+  if (!due_commit.empty()) {
+    // One partition's interval is up: every open transaction commits with it, concurrently. The
+    // loop then waits for one round of commits per interval instead of one per partition, each at
+    // its own moment (and the records of the others waiting behind each). A partition in
+    // quarantine keeps to its one-record transactions, and never drags the others along.
+    const bool interval = std::any_of(due_commit.begin(), due_commit.end(), [&](const Partition* d) {
+      return !d->quarantine && now - d->opened >= limits_.commit_interval;
+    });
+    if (interval) {
+      for (auto& [number, p] : partitions_) {
+        if (p.in_transaction && !p.quarantine && !p.paused &&
+            std::find(due_commit.begin(), due_commit.end(), &p) == due_commit.end()) {
+          due_commit.push_back(&p);
+        }
+      }
+    }
+    commit(due_commit, now + config_.transactions.commit_timeout, "interval");
+  }
 
   Clock::duration oldest{};
   std::int64_t quarantined = 0;
@@ -656,6 +673,7 @@ void Engine::tick(Clock::time_point now) {
       waiting += lag;
     }
     observer_.health.set_input_waiting(waiting > 0);
+    observer_.metrics.set_fetch_wakeups(consumer_->fetch_wakeups());
   }
 
   if (now - last_report_ >= report_interval) {

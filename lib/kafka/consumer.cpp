@@ -9,6 +9,7 @@
 
 #include "kafka/conf_rdkafka.h"
 #include "kafka/error_rdkafka.h"
+#include "kafka/fetch_waker.h"
 #include "kafka/group_metadata.h"
 #include "kafka/timeout.h"
 
@@ -120,10 +121,17 @@ std::unique_ptr<Consumer> Consumer::create(const Properties& properties, std::st
   // Serve every event (rebalances, errors) from the consumer queue, in poll().
   rd_kafka_poll_set_consumer(rk.get());
   consumer->rk_ = rk.release();
+  // The last value wins, as in librdkafka; 100000 is its default.
+  std::int64_t threshold = 100000;
+  for (const auto& [name, value] : all) {
+    if (name == "queued.min.messages") threshold = std::stoll(value);
+  }
+  consumer->waker_ = std::make_unique<FetchWaker>(consumer->rk_, threshold);
   return consumer;
 }
 
 Consumer::~Consumer() {
+  waker_.reset();
   if (rk_ != nullptr) {
     // close() has left the group already, or the deadline passed: never block here.
     rd_kafka_destroy_flags(rk_, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
@@ -241,9 +249,12 @@ std::unique_ptr<GroupMetadata> Consumer::group_metadata() const {
   return std::make_unique<GroupMetadata>(raw);
 }
 
+std::int64_t Consumer::fetch_wakeups() const { return waker_ ? waker_->wakeups() : 0; }
+
 bool Consumer::assignment_lost() const { return rd_kafka_assignment_lost(rk_) != 0; }
 
 bool Consumer::close(std::chrono::steady_clock::time_point deadline) {
+  if (waker_) waker_->stop();
   QueueHandle queue{rd_kafka_queue_new(rk_)};
   if (Error e = make_error(rd_kafka_consumer_close_queue(rk_, queue.get()), false)) {
     spdlog::warn("closing the consumer: {}", e.describe());

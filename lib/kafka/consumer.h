@@ -21,6 +21,7 @@ struct rd_kafka_queue_s;
 
 namespace exactly::kafka {
 
+class FetchWaker;
 class GroupMetadata;
 
 // Called from inside Consumer::poll() on the polling thread.
@@ -117,6 +118,9 @@ class Consumer {
   // when it knows none yet. Under read_committed the high one is the end of committed data.
   bool cached_watermarks(std::int32_t partition, std::int64_t& low, std::int64_t& high) const;
 
+  // Times the prefetch queue ran low after filling and the fetchers were woken (FetchWaker).
+  [[nodiscard]] std::int64_t fetch_wakeups() const;
+
   // For the rebalance trampoline only.
   void handle_rebalance(int err, void* partitions) noexcept;
   // For the statistics trampoline only.
@@ -129,6 +133,7 @@ class Consumer {
   RebalanceHandler* handler_ = nullptr;
   std::string failure_;
   StatsCallback stats_;
+  std::unique_ptr<FetchWaker> waker_;
 };
 
 }  // namespace exactly::kafka

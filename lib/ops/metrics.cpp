@@ -154,6 +154,9 @@ Metrics::Metrics(std::string_view version)
                          "error")),
       rebalances_(counter(registry_, "exactly_rebalances_total",
                           "Rebalance events (assignments and revocations)")),
+      fetch_wakeups_(counter(registry_, "exactly_fetch_wakeups_total",
+                             "Times the consumer's prefetch queue ran low and its fetchers were "
+                             "asked to fetch again")),
       retries_(counter(registry_, "exactly_producer_retries_total",
                        "Requests the transactional producers retried (librdkafka txretries)")),
       commit_latency_(histogram(registry_, "exactly_commit_latency_seconds",
@@ -239,6 +242,13 @@ void Metrics::transaction_committed(Duration commit_latency, Duration duration,
   transaction_seconds_.Observe(seconds(duration));
   transaction_records_.Observe(static_cast<double>(records));
   transaction_bytes_.Observe(static_cast<double>(bytes));
+}
+
+void Metrics::set_fetch_wakeups(std::int64_t total) {
+  if (total > fetch_wakeups_seen_) {
+    fetch_wakeups_.Increment(static_cast<double>(total - fetch_wakeups_seen_));
+    fetch_wakeups_seen_ = total;
+  }
 }
 
 void Metrics::error(ErrorKind kind, ErrorAction action) {

@@ -110,6 +110,8 @@ class Metrics {
   void producer_fenced() { fenced_.Increment(); }
   void producer_recreated() { recreated_.Increment(); }
   void rebalance() { rebalances_.Increment(); }
+  // The consumer's running count of fetch wake-ups (kafka::FetchWaker); adds what is new.
+  void set_fetch_wakeups(std::int64_t total);
   void set_quarantined_partitions(std::int64_t n) { quarantined_.Set(static_cast<double>(n)); }
   // Every error the engine acted on. Rare, so the series is looked up per call.
   void error(ErrorKind kind, ErrorAction action);
@@ -153,6 +155,8 @@ class Metrics {
   prometheus::Counter& fenced_;
   prometheus::Counter& recreated_;
   prometheus::Counter& rebalances_;
+  prometheus::Counter& fetch_wakeups_;
+  std::int64_t fetch_wakeups_seen_ = 0;
   prometheus::Counter& retries_;
   prometheus::Histogram& commit_latency_;
   prometheus::Histogram& transaction_seconds_;

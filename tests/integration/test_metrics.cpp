@@ -259,3 +259,41 @@ scrape_configs:
   REQUIRE(code.has_value());
   CHECK(*code == 0);
 }
+
+TEST_CASE("a backlog larger than the prefetch queue is read through fetch wake-ups") {
+  // librdkafka 2.0.2 stops fetching while queued.min.messages are queued and, left alone, looks
+  // again only after a second; the consumer's waker asks it to fetch as soon as the queue drains.
+  const auto dir = test::temp_dir("wakeups");
+  const auto input = test::unique_name("in");
+  const auto output = test::unique_name("out");
+  test::create_topic(input, 2);
+  test::create_topic(output, 2);
+  constexpr std::uint64_t records = 20000;
+  test::produce_payments(input, 0, records);
+  test::Service service(test::write_config(dir, input, output, test::unique_name("group"),
+                                           "[metrics]\nlisten = \"127.0.0.1:0\"\n"
+                                           "[librdkafka.consumer]\n\"queued.min.messages\" = 200\n"),
+                        dir / "service.log");
+  service.start();
+  REQUIRE(service.wait_for_log("serving /metrics", 30s));
+  const int port = served_port(service);
+  INFO(service.log_text());
+  const auto report = test::wait_for_outputs(input, output, records, 120s);
+  CHECK(report.missing == 0);
+  CHECK(report.duplicated == 0);
+  CHECK(report.outputs == records);
+
+  // The counter is updated every second.
+  double wakeups = -1;
+  const auto until = Clock::now() + 10s;
+  while (Clock::now() < until && wakeups <= 0) {
+    wakeups = test::metric_sum(test::get(port, "/metrics").body, "exactly_fetch_wakeups_total");
+    std::this_thread::sleep_for(500ms);
+  }
+  CHECK(wakeups > 0);
+
+  service.signal(SIGTERM);
+  const auto code = service.wait(60s);
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+}

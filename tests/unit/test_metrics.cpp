@@ -56,6 +56,7 @@ TEST_CASE("every family is exposed, with conventional names") {
         "exactly_transaction_records", "exactly_transaction_bytes",
         "exactly_consumer_lag_records", "exactly_lso_gap_records", "exactly_last_stable_offset",
         "exactly_oldest_open_transaction_seconds", "exactly_rebalances_total",
+        "exactly_fetch_wakeups_total",
         "exactly_assigned_partitions", "exactly_producer_retries_total",
         "exactly_producer_requests_in_flight", "exactly_transform_seconds",
         "exactly_errors_total", "exactly_build_info", "exactly_quarantined_partitions"}) {
@@ -113,6 +114,9 @@ TEST_CASE("records, transactions and errors land in their labelled series") {
   m.producer_fenced();
   m.producer_recreated();
   m.rebalance();
+  m.set_fetch_wakeups(3);
+  m.set_fetch_wakeups(5);
+  m.set_fetch_wakeups(5);  // a running total: only what is new counts
   m.set_quarantined_partitions(1);
   m.set_oldest_open_transaction(1500ms);
   m.observe_transform(3us);
@@ -132,6 +136,7 @@ TEST_CASE("records, transactions and errors land in their labelled series") {
   CHECK(contains(text, "exactly_producers_fenced_total 1"));
   CHECK(contains(text, "exactly_producers_recreated_total 1"));
   CHECK(contains(text, "exactly_rebalances_total 1"));
+  CHECK(contains(text, "exactly_fetch_wakeups_total 5"));
   CHECK(contains(text, "exactly_quarantined_partitions 1"));
   CHECK(contains(text, "exactly_oldest_open_transaction_seconds 1.5"));
   CHECK(contains(text, "exactly_transform_seconds_bucket{le=\"2.5e-06\"} 0"));
