@@ -45,6 +45,8 @@ LABELS = {
     "seed": "seed loop (Python confluent-kafka)",
 }
 TRANSFORMS = {"identity": "identity", "enricher": "payment-enricher"}
+SECTIONS = ["workload", "sweep", "partitions", "latency"]
+WORKLOADS = ["identity-100", "identity-1024", "enricher-100", "enricher-1024"]
 
 
 def log(message):
@@ -52,7 +54,11 @@ def log(message):
 
 
 def run(cmd, **kw):
-    return subprocess.run([str(c) for c in cmd], check=True, text=True, capture_output=True, **kw)
+    done = subprocess.run([str(c) for c in cmd], text=True, capture_output=True, **kw)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(str(c) for c in cmd)} exited with {done.returncode}: "
+                           f"{done.stderr.strip() or done.stdout.strip()}")
+    return done
 
 
 class Broker:
@@ -112,6 +118,10 @@ def histogram_quantiles(metrics_text, name, quantiles):
 class Trial:
     """One peer on fresh topics: preload, run until every input record is committed, measure."""
 
+    # Set by main(): the exactly binary and its extra `--set KEY=VALUE` overrides.
+    exactly = EXACTLY
+    exactly_sets = []
+
     def __init__(self, workdir, peer, transform, size, records, commit_ms, partitions):
         self.workdir = workdir
         self.peer = peer
@@ -144,7 +154,8 @@ name = "{TRANSFORMS[self.transform]}"
 [metrics]
 listen = "127.0.0.1:0"
 """)
-            return [EXACTLY, "run", "--config", config]
+            sets = [arg for kv in self.exactly_sets for arg in ("--set", kv)]
+            return [self.exactly, "run", "--config", config, *sets]
         if self.peer == "streams":
             return ["java", "-cp", STREAMS_CP, "dev.exactly.bench.StreamsPeer", "--bootstrap",
                     BOOTSTRAP, "--input", self.input, "--output", self.output, "--group",
@@ -335,6 +346,15 @@ def main():
     parser.add_argument("--latency-rate", type=float,
                         help="records/s of the latency section (default: half the ceiling's)")
     parser.add_argument("--latency-seconds", type=float, default=30)
+    parser.add_argument("--sections", default=",".join(SECTIONS),
+                        help=f"which parts to run (default: all of {','.join(SECTIONS)})")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS),
+                        help="transform-size pairs of the workload section (default: all four)")
+    parser.add_argument("--exactly", type=Path, default=EXACTLY,
+                        help="the exactly binary (to compare builds)")
+    parser.add_argument("--exactly-set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a config override for the exactly peers (repeatable), e.g. "
+                             "librdkafka.consumer.queued.min.messages=20000")
     parser.add_argument("--smoke", action="store_true",
                         help="a tiny run of every part (what CI does): 20,000 records, 1 run, "
                              "the 100 ms interval only")
@@ -343,12 +363,19 @@ def main():
     unknown = set(peers) - set(PEERS)
     if unknown:
         sys.exit(f"bench: unknown peers {sorted(unknown)}; known: {PEERS}")
+    sections = [x for x in args.sections.split(",") if x]
+    workloads = [x for x in args.workloads.split(",") if x]
+    for name, chosen, known in [("sections", sections, SECTIONS), ("workloads", workloads, WORKLOADS)]:
+        if set(chosen) - set(known):
+            sys.exit(f"bench: unknown {name} {sorted(set(chosen) - set(known))}; known: {known}")
+    Trial.exactly = args.exactly.resolve()
+    Trial.exactly_sets = args.exactly_set
     if args.smoke:
         args.records, args.runs, args.latency_seconds = 20_000, 1, 3
     if args.seed_records is None:
         args.seed_records = max(args.records // 10, min(args.records, 20_000))
     intervals = [100] if args.smoke else [10, 25, 50, 100, 250, 1000]
-    missing = [str(path) for path in [TOOL, EXACTLY] if not path.exists()]
+    missing = [str(path) for path in [TOOL, Trial.exactly] if not path.exists()]
     if "streams" in peers and not list((ROOT / "bench" / "streams" / "target").glob("*.jar")):
         missing.append("bench/streams/target/*.jar")
     if "seed" in peers and not VENV_PYTHON.exists():
@@ -370,26 +397,28 @@ def main():
         trials.append(result)
 
     with Broker(workdir / "cluster"):
-        for run_index in range(args.runs):
-            for transform, size in [("identity", 100), ("identity", 1024), ("enricher", 100),
-                                    ("enricher", 1024)]:
+        for run_index in range(args.runs if "workload" in sections else 0):
+            for workload in workloads:
+                transform, size = workload.rsplit("-", 1)
                 for peer in peers:
-                    attempt(peer, transform, size)
+                    attempt(peer, transform, int(size))
         sweep_peers = [p for p in ["exactly-eos", "exactly-alo", "streams"] if p in peers]
-        for run_index in range(args.runs):
+        for run_index in range(args.runs if "sweep" in sections else 0):
             for ms in intervals:
-                if ms == 100:
+                if ms == 100 and "identity-100" in workloads and "workload" in sections:
                     continue  # the workload section measured it
                 for peer in sweep_peers:
                     attempt(peer, "identity", 100, commit_ms=ms, section="sweep")
-        for run_index in range(args.runs):
+        for run_index in range(args.runs if "partitions" in sections else 0):
             for peer in [p for p in ["exactly-eos", "exactly-alo", "streams"] if p in peers]:
                 attempt(peer, "identity", 100, partitions=32, section="partitions")
         ceiling = median(t["records_per_s"] for t in trials
                          if t["peer"] == "ceiling" and t["section"] == "workload"
                          and t["transform"] == "identity" and t["size"] == 100)
         rate = args.latency_rate or (ceiling / 2 if ceiling else None)
-        if rate:
+        if "latency" not in sections:
+            pass
+        elif rate:
             for run_index in range(args.runs):
                 for peer in peers:
                     log(f"latency: {peer} at {rate:,.0f} records/s for {args.latency_seconds} s")
@@ -425,10 +454,16 @@ def write_report(args, peers, intervals, trials):
              "ceiling, which commits nothing, its delivered records); CPU and peak RSS cover "
              "the whole process. The seed's loop runs on fewer records per trial (it is the "
              "slowest by far); its figures are rates all the same.", ""]
+    if args.exactly_set or args.exactly.resolve() != EXACTLY.resolve():
+        lines += [f"exactly: `{args.exactly}`" + "".join(f" `--set {kv}`" for kv in args.exactly_set),
+                  ""]
     rows = {}
-    for transform, size in [("identity", 100), ("identity", 1024), ("enricher", 100),
-                            ("enricher", 1024)]:
+    for workload in [w for w in args.workloads.split(",") if w]:
+        transform, size = workload.rsplit("-", 1)
+        size = int(size)
         ts_all = pick({"workload"}, transform=transform, size=size)
+        if not ts_all:
+            continue
         mean_size = med(ts_all, "value_bytes")
         lines += [f"## {transform}, values of {fmt(mean_size)} B, 6 partitions, commit interval "
                   f"100 ms", "",
@@ -453,8 +488,9 @@ def write_report(args, peers, intervals, trials):
     for peer in sweep_peers:
         values = []
         for ms in intervals:
-            ts = (pick({"workload"}, peer=peer, transform="identity", size=100) if ms == 100
-                  else pick({"sweep"}, peer=peer, commit_ms=ms))
+            ts = pick({"sweep"}, peer=peer, commit_ms=ms)
+            if ms == 100:
+                ts += pick({"workload"}, peer=peer, transform="identity", size=100)
             values.append(med(ts, "records_per_s"))
         sweep[peer] = values
         lines.append(f"| {LABELS[peer]} | " + " | ".join(fmt(v) for v in values) + " |")

@@ -112,17 +112,22 @@ Kafka make_client(rd_kafka_type_t type, const std::vector<std::pair<std::string,
   return Kafka{rk};
 }
 
+// A topic created a moment ago may not be in every broker's metadata yet: asks for 10 s.
 int partition_count(rd_kafka_t* rk, const std::string& topic) {
-  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
-  const rd_kafka_metadata_t* md = nullptr;
-  const auto err = rd_kafka_metadata(rk, 0, rkt, &md, 10000);
-  rd_kafka_topic_destroy(rkt);
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) die(fmt::format("metadata of {}: {}", topic, rd_kafka_err2str(err)));
-  int n = 0;
-  if (md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR) n = md->topics[0].partition_cnt;
-  rd_kafka_metadata_destroy(md);
-  if (n <= 0) die(fmt::format("topic {} does not exist", topic));
-  return n;
+  const auto deadline = Clock::now() + 10s;
+  for (;;) {
+    rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
+    const rd_kafka_metadata_t* md = nullptr;
+    const auto err = rd_kafka_metadata(rk, 0, rkt, &md, 10000);
+    rd_kafka_topic_destroy(rkt);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) die(fmt::format("metadata of {}: {}", topic, rd_kafka_err2str(err)));
+    int n = 0;
+    if (md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR) n = md->topics[0].partition_cnt;
+    rd_kafka_metadata_destroy(md);
+    if (n > 0) return n;
+    if (Clock::now() >= deadline) die(fmt::format("topic {} does not exist", topic));
+    std::this_thread::sleep_for(100ms);
+  }
 }
 
 // Produces, waiting in poll while librdkafka's queue is full.
