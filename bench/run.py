@@ -118,9 +118,11 @@ def histogram_quantiles(metrics_text, name, quantiles):
 class Trial:
     """One peer on fresh topics: preload, run until every input record is committed, measure."""
 
-    # Set by main(): the exactly binary and its extra `--set KEY=VALUE` overrides.
+    # Set by main() (or per trial, by tune.py): the exactly binary, its extra `--set KEY=VALUE`
+    # overrides, and extra environment variables of the peer.
     exactly = EXACTLY
     exactly_sets = []
+    env = {}
 
     def __init__(self, workdir, peer, transform, size, records, commit_ms, partitions):
         self.workdir = workdir
@@ -191,6 +193,7 @@ listen = "127.0.0.1:0"
         self.value_bytes = int(m.group(1)) / self.records if m else float(self.size)
         with open(self.log_path, "w") as peer_log:
             peer = subprocess.Popen([str(c) for c in self.command()], stdout=peer_log,
+                                    env={**os.environ, **self.env},
                                     stderr=subprocess.STDOUT, text=True)
         watcher = None
         try:
@@ -234,6 +237,7 @@ listen = "127.0.0.1:0"
             "records_per_s": rate, "mb_per_s": rate * self.value_bytes / 1e6 if rate else None,
             "cpu_s": cpu, "cpu_s_per_million": cpu / self.records * 1e6 if cpu else None,
             "rss_mib": rss, "commit_p50_ms": commit[0], "commit_p99_ms": commit[1],
+            "fetch_wakeups": getattr(self, "fetch_wakeups", None),
         }
 
     def ceiling_usage(self, text):
@@ -255,17 +259,23 @@ listen = "127.0.0.1:0"
             return self.records / ((t_last - t_first) / 1000)
         return (n_high - n_low) / ((t_high - t_low) / 1000)
 
-    def commit_latency(self):
+    def metrics(self):
+        """The exactly peer's /metrics text at the end of its run, or ""."""
         m = re.search(r"\(port (\d+)\)", self.log_path.read_text())
         if not m:
-            return [None, None]
+            return ""
         import urllib.request
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{m.group(1)}/metrics", timeout=5) as r:
-                text = r.read().decode()
+                return r.read().decode()
         except OSError:
-            return [None, None]
+            return ""
+
+    def commit_latency(self):
+        text = self.metrics()
         q = histogram_quantiles(text, "exactly_commit_latency_seconds", [0.5, 0.99])
+        wakeups = re.search(r"^exactly_fetch_wakeups_total (\S+)$", text, re.M)
+        self.fetch_wakeups = float(wakeups.group(1)) if wakeups else None
         return [v * 1000 if v is not None else None for v in q]
 
 
@@ -292,6 +302,7 @@ class LatencyTrial:
              "--partitions", 6])
         with open(t.log_path, "w") as peer_log:
             peer = subprocess.Popen([str(c) for c in t.command()], stdout=peer_log,
+                                    env={**os.environ, **t.env},
                                     stderr=subprocess.STDOUT, text=True)
         try:
             time.sleep(3)  # the peer joins its group; the warm-up covers the rest
