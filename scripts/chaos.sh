@@ -2,7 +2,8 @@
 # The fault suite alone: the cases of tests/chaos/ on a 3-broker cluster that ctest starts and
 # stops. Every finished run appends a row to results/chaos-runs.csv (kept across invocations), and
 # results/chaos.md is written from all of its rows: one line per case with runs, inputs, outputs,
-# dead letters, missing, duplicated, aborted reads, order violations, recovery p50/max.
+# dead letters, missing, duplicated, aborted reads, order violations, recovery p50/max. The README
+# quotes that table (between its chaos-table markers), and is updated with it.
 #   scripts/chaos.sh               each case until the file holds 20 runs of it (resumes a series)
 #   scripts/chaos.sh --until N     each case until the file holds N runs of it
 #   scripts/chaos.sh --runs N      N more runs of each case
@@ -46,4 +47,17 @@ fi
   python3 scripts/chaos_table.py "$csv"
 } > results/chaos.md
 cat results/chaos.md
+# The README quotes the table between its chaos-table markers.
+python3 - results/chaos.md README.md <<'PY'
+import re, sys
+lines = open(sys.argv[1]).readlines()
+table = "".join(l for l in lines if l.startswith("|"))
+table += "".join("\n" + l for l in lines if l.startswith("Runs from"))
+readme = open(sys.argv[2]).read()
+begin, end = "<!-- chaos-table:begin -->", "<!-- chaos-table:end -->"
+if begin in readme and end in readme:
+    head, rest = readme.split(begin, 1)
+    readme = head + begin + "\n" + table + end + rest.split(end, 1)[1]
+    open(sys.argv[2], "w").write(readme)
+PY
 exit $status
