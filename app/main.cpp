@@ -318,6 +318,10 @@ int cmd_verify(const po::variables_map& vm) {
   const auto& report = std::get<exactly::verify::Report>(result);
   std::cout << report.summary() << "\n";
   for (const auto& example : report.examples) std::cout << "  " << example << "\n";
+  if (!report.duplicate_copies.empty()) {
+    std::cout << "copies of duplicated inputs:\n";
+    for (const auto& copy : report.duplicate_copies) std::cout << "  " << copy << "\n";
+  }
   std::cout << (report.ok() ? "exactly-once: OK\n" : "exactly-once: VIOLATED\n");
   return report.ok() ? exit_ok : 4;
 }

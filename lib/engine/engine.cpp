@@ -368,7 +368,7 @@ void Engine::process(kafka::Message& message) {
     p.records = 0;
     p.bytes = 0;
     p.opened = Clock::now();
-    spdlog::debug("{}: transaction opened at offset {}", p.producer->transactional_id(),
+    spdlog::debug("{}: attempt {} opened at offset {}", p.producer->transactional_id(), p.attempt,
                   p.range_start);
   }
   counters_.consumed.fetch_add(1, std::memory_order_relaxed);
@@ -725,8 +725,9 @@ std::pair<Engine::Outcome, kafka::Error> Engine::commit_one(Partition& p,
     }
     if (e.kind() == kafka::ErrorKind::retriable) {
       // A commit whose outcome is unknown: only a new producer's epoch bump settles it.
-      spdlog::warn("{}: commit of offsets [{}, {}) did not finish: {}", p.producer->transactional_id(),
-                   p.range_start, p.position, e.describe());
+      spdlog::warn("{}: commit of attempt {}, offsets [{}, {}), did not finish: {}",
+                   p.producer->transactional_id(), p.attempt, p.range_start, p.position,
+                   e.describe());
       return {Outcome::producer_lost, e};
     }
   }
@@ -734,8 +735,8 @@ std::pair<Engine::Outcome, kafka::Error> Engine::commit_one(Partition& p,
     p.commit_latency = Clock::now() - began;
     return {Outcome::committed, e};
   }
-  spdlog::warn("{}: commit of offsets [{}, {}) failed: {}", p.producer->transactional_id(),
-               p.range_start, p.position, e.describe());
+  spdlog::warn("{}: commit of attempt {}, offsets [{}, {}), failed: {}",
+               p.producer->transactional_id(), p.attempt, p.range_start, p.position, e.describe());
   return {e.kind() == kafka::ErrorKind::fatal ? Outcome::producer_lost : Outcome::aborted, e};
 }
 
@@ -772,8 +773,9 @@ void Engine::commit(std::span<Partition* const> parts, Clock::time_point deadlin
         observer_.metrics.transaction_committed(p.commit_latency, Clock::now() - p.opened,
                                                 p.records, p.bytes);
         observer_.health.committed(Clock::now());
-        spdlog::debug("{}: committed offsets [{}, {}) ({} records, {})", p.producer->transactional_id(),
-                      p.range_start, p.position, p.records, why);
+        spdlog::debug("{}: committed attempt {}, offsets [{}, {}) ({} records, {})",
+                      p.producer->transactional_id(), p.attempt, p.range_start, p.position,
+                      p.records, why);
         p.in_transaction = false;
         p.rejected.erase(p.rejected.begin(), p.rejected.lower_bound(p.position));
         break;
@@ -822,7 +824,8 @@ void Engine::abort_and_rewind(Partition& p, ops::AbortReason reason, const char*
     p.in_transaction = false;
     counters_.aborted.fetch_add(1, std::memory_order_relaxed);
     if (e) {
-      spdlog::warn("{}: abort failed: {}", p.producer->transactional_id(), e.describe());
+      spdlog::warn("{}: abort of attempt {} failed: {}", p.producer->transactional_id(), p.attempt,
+                   e.describe());
       recreate(p, e);
       return;
     }

@@ -270,6 +270,21 @@ Report Audit::finish() const {
   return report;
 }
 
+std::vector<std::pair<std::int32_t, std::int64_t>> Audit::duplicated_inputs(std::size_t max) const {
+  std::vector<std::pair<std::int32_t, std::int64_t>> found;
+  std::vector<std::int32_t> partitions;
+  for (const auto& [partition, input] : inputs_) partitions.push_back(partition);
+  std::sort(partitions.begin(), partitions.end());
+  for (const std::int32_t partition : partitions) {
+    for (const Run& run : inputs_.at(partition).runs) {
+      for (std::size_t i = 0; i < run.counts.size() && found.size() < max; ++i) {
+        if (run.counts[i] > 2) found.emplace_back(partition, run.first + static_cast<std::int64_t>(i));
+      }
+    }
+  }
+  return found;
+}
+
 std::vector<std::string> aborted_attempts_in(std::string_view log) {
   std::vector<std::string> ids;
   constexpr std::string_view marker = "aborted attempt ";
@@ -348,7 +363,38 @@ std::variant<Report, std::string> audit_topics(const AuditOptions& options) {
     }
     done(options.dlq_topic);
   }
-  return audit.finish();
+  Report report = audit.finish();
+  if (report.duplicated == 0) return report;
+
+  // Where each copy of a few duplicated inputs is, and which attempt wrote it: one more read.
+  std::map<std::string, std::vector<std::string>, std::less<>> copies;
+  for (const auto& [partition, offset] : audit.duplicated_inputs(Report::max_examples)) {
+    copies[format_lineage(options.input_topic, partition, offset)];
+  }
+  const auto collect = [&](const std::string& topic, bool dead_letter) {
+    read.topic = topic;
+    read.timeout = left();
+    return kafka::read_topic(read, [&](const kafka::ReadRecord& record) {
+      const auto lineage = header_of(record, lineage_header);
+      if (!lineage) return;
+      const auto it = copies.find(*lineage);
+      if (it == copies.end()) return;
+      it->second.push_back(fmt::format(
+          "{}: {} partition {} offset {} attempt {}", it->first,
+          dead_letter ? "dead letter" : "output", record.partition, record.offset,
+          printable(header_of(record, attempt_header).value_or("(none)"))));
+    });
+  };
+  std::optional<std::string> error = collect(options.output_topic, false);
+  if (!error && !options.dlq_topic.empty()) error = collect(options.dlq_topic, true);
+  if (error) {
+    report.duplicate_copies.push_back(fmt::format("(the copies could not be read: {})", *error));
+  }
+  for (auto& [lineage, list] : copies) {
+    std::sort(list.begin(), list.end());  // the same order from run to run
+    for (auto& line : list) report.duplicate_copies.push_back(std::move(line));
+  }
+  return report;
 }
 
 }  // namespace exactly::verify

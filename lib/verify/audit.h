@@ -53,6 +53,10 @@ struct Report {
   std::uint64_t aborted_reads = 0;     // outputs or dead letters written by an aborted attempt
   // Up to max_examples concrete findings, e.g. "missing payments/2/1234".
   std::vector<std::string> examples;
+  // When inputs are duplicated (audit_topics only): every copy of up to max_examples of them,
+  // where it is and which attempt wrote it, e.g. "payments/2/1234: output partition 3 offset 77
+  // attempt 1f2e3d4c-812". Attempts tell a transaction that ran twice from one that wrote twice.
+  std::vector<std::string> duplicate_copies;
 
   static constexpr std::size_t max_examples = 10;
 
@@ -85,6 +89,10 @@ class Audit {
                        std::optional<std::string_view> attempt = std::nullopt);
 
   [[nodiscard]] Report finish() const;
+
+  // Up to `max` inputs with more than one output or dead letter, in partition and offset order.
+  [[nodiscard]] std::vector<std::pair<std::int32_t, std::int64_t>> duplicated_inputs(
+      std::size_t max) const;
 
  private:
   // A dense run of input offsets [first, first + counts.size()). A count byte is 0 for an offset

@@ -18,6 +18,7 @@
 #include <ctime>
 #include <atomic>
 #include <fstream>
+#include <iterator>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -285,6 +286,17 @@ Pipeline make_pipeline(const std::string& name, const std::string& extra = {},
   return p;
 }
 
+// The services of this pipeline log at debug level (each attempt opened and committed).
+void debug_log(const std::filesystem::path& config) {
+  std::ifstream in(config);
+  std::string text{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+  const std::string from = "level = \"info\"";
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, from.size(), "level = \"debug\"");
+  std::ofstream{config} << text;
+}
+
 struct Outcome {
   verify::Report report;
   std::vector<std::chrono::milliseconds> recoveries;
@@ -348,8 +360,11 @@ void run_case(const std::string& name, const std::function<Outcome()>& once) {
   for (int run = 0; run < runs; ++run) {
     CAPTURE(run);
     Outcome o = once();
-    INFO(o.report.summary());
-    for (const auto& example : o.report.examples) INFO(example);
+    // One INFO for all of it: an INFO inside a loop body is gone when the body ends.
+    std::string findings = o.report.summary();
+    for (const auto& example : o.report.examples) findings += "\n  " + example;
+    for (const auto& copy : o.report.duplicate_copies) findings += "\n  copy " + copy;
+    INFO(findings);
     CHECK(o.report.missing == 0);
     CHECK(o.report.duplicated == 0);
     CHECK(o.report.aborted_reads == 0);
@@ -454,6 +469,8 @@ TEST_CASE("chaos: a zombie frozen past its session is fenced when it wakes") {
 TEST_CASE("chaos: rolling clean and hard restarts of the brokers") {
   run_case("broker restarts", [] {
     const auto p = make_pipeline("brokers");
+    // Every attempt's open and commit in the logs, to follow a finding to its transactions.
+    debug_log(p.config);
     Fleet fleet(p.dir, p.config, 2);
     fleet.start(0);
     fleet.start(1);

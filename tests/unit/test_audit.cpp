@@ -202,6 +202,12 @@ TEST_CASE("duplicated inputs") {
   CHECK(report.outputs == 23);
   CHECK(has_example(report, "duplicated payments/0/17 (2 outputs)"));
   CHECK(has_example(report, "duplicated payments/0/3 (3 outputs)"));
+  // What audit_topics reads again to show where each copy is.
+  const auto twice = audit.duplicated_inputs(Report::max_examples);
+  REQUIRE(twice.size() == 2);
+  CHECK(twice[0] == std::pair<std::int32_t, std::int64_t>{0, 3});
+  CHECK(twice[1] == std::pair<std::int32_t, std::int64_t>{0, 17});
+  CHECK(audit.duplicated_inputs(1).size() == 1);
 }
 
 TEST_CASE("many outputs of one input are counted exactly") {
