@@ -18,13 +18,13 @@
 #include <ctime>
 #include <atomic>
 #include <fstream>
-#include <iterator>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <random>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include <doctest/doctest.h>
@@ -289,7 +289,9 @@ Pipeline make_pipeline(const std::string& name, const std::string& extra = {},
 // The services of this pipeline log at debug level (each attempt opened and committed).
 void debug_log(const std::filesystem::path& config) {
   std::ifstream in(config);
-  std::string text{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+  std::stringstream read;
+  read << in.rdbuf();
+  std::string text = read.str();
   const std::string from = "level = \"info\"";
   const auto at = text.find(from);
   REQUIRE(at != std::string::npos);
