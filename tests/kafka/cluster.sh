@@ -67,6 +67,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$dir" ] || dir="${TMPDIR:-/tmp}/exactly-kafka-$base"
+# The nodes run elsewhere: a relative --dir is taken from where the script was called.
+case "$dir" in /*) ;; *) dir="$PWD/$dir" ;; esac
 # A running cluster's release is the one it was started with.
 if [ "$cmd" != start ] && [ -f "$dir/kafka-version" ]; then kafka_version=$(cat "$dir/kafka-version"); fi
 maven_version=()
