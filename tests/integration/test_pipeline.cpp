@@ -332,7 +332,7 @@ TEST_CASE("at-least-once loses nothing through kill -9 and commits its offsets t
   const auto group = test::unique_name("group");
   test::create_topic(input, 4);
   test::create_topic(output, 4);
-  constexpr std::uint64_t total = 60000;
+  constexpr std::uint64_t total = 200000;
   test::produce_payments(input, 0, total / 2);
   test::Service service(
       test::write_config(dir, input, output, group, test::fast_group, "delivery = \"at-least-once\"\n"),
@@ -341,14 +341,22 @@ TEST_CASE("at-least-once loses nothing through kill -9 and commits its offsets t
   service.start();
   REQUIRE(service.wait_for_log("ready, starting at offset", 60s, 4));
   CHECK(service.log_text().find("delivery = \"at-least-once\": no transactions") != std::string::npos);
-  // Killed while it works through the backlog and more arrives; then restarted.
+  // Killed while it works through the backlog and more arrives (right after its first commit);
+  // then restarted.
   std::thread producer([&] { test::produce_payments(input, total / 2, total / 2); });
-  std::this_thread::sleep_for(700ms);
+  const auto first_commit = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < first_commit && test::committed_sum(group, input, 4) == 0) {
+    std::this_thread::sleep_for(20ms);
+  }
   service.signal(SIGKILL);
   REQUIRE(service.wait(30s).has_value());
   producer.join();
   const auto committed_at_kill = test::committed_sum(group, input, 4);
+  WARN_MESSAGE(committed_at_kill < static_cast<std::int64_t>(total),
+               "the kill came after the last commit: nothing was left to redo");
   service.start();
+  // Ready before it is signalled (the log keeps the first start's four lines too).
+  REQUIRE(service.wait_for_log("ready, starting at offset", 60s, 8));
 
   // The consumer commits every offset: what the killed run left uncommitted is done again (its
   // outputs may already be there: the price of no transactions) and committed.
