@@ -717,7 +717,9 @@ std::pair<Engine::Outcome, kafka::Error> Engine::commit_one(Partition& p,
     if (e.kind() != kafka::ErrorKind::retriable || Clock::now() >= deadline || hard_stop()) break;
     retry_pause(deadline);
   }
+  bool committing = false;  // commit_transaction was called
   if (!e) {
+    committing = true;
     for (;;) {
       e = p.producer->commit_transaction(bound(config_.transactions.commit_timeout, deadline));
       if (e.kind() != kafka::ErrorKind::retriable || Clock::now() >= deadline || hard_stop()) break;
@@ -734,6 +736,17 @@ std::pair<Engine::Outcome, kafka::Error> Engine::commit_one(Partition& p,
   if (!e) {
     p.commit_latency = Clock::now() - began;
     return {Outcome::committed, e};
+  }
+  if (committing && p.producer->transactional()) {
+    // commit_transaction failed: librdkafka may have sent EndTxn, and a retry of it may fail
+    // although the first one committed. Never abort and redo the range on a guess: a new
+    // producer's init_transactions settles the transaction either way, and the partition resumes
+    // from the committed offset.
+    spdlog::warn("{}: commit of attempt {}, offsets [{}, {}), failed after it began: {}; a new "
+                 "producer settles its outcome",
+                 p.producer->transactional_id(), p.attempt, p.range_start, p.position,
+                 e.describe());
+    return {Outcome::producer_lost, e};
   }
   spdlog::warn("{}: commit of attempt {}, offsets [{}, {}), failed: {}",
                p.producer->transactional_id(), p.attempt, p.range_start, p.position, e.describe());
