@@ -441,7 +441,8 @@ void Engine::process(kafka::Message& message) {
   observer_.health.progress(Clock::now());
   p.position = offset + 1;
   p.records += 1;
-  if (p.quarantine || p.records >= limits_.max_records || p.bytes >= limits_.max_bytes) {
+  if ((p.quarantine && p.position >= p.chunk_end) || p.records >= limits_.max_records ||
+      p.bytes >= limits_.max_bytes) {
     Partition* one[] = {&p};
     commit(one, Clock::now() + config_.transactions.commit_timeout,
            p.quarantine ? "quarantine" : "size");
@@ -791,6 +792,12 @@ void Engine::commit(std::span<Partition* const> parts, Clock::time_point deadlin
                       p.records, why);
         p.in_transaction = false;
         p.rejected.erase(p.rejected.begin(), p.rejected.lower_bound(p.position));
+        if (p.quarantine) {
+          // The next record gets a marker of its own; a full transaction doubles the next one.
+          if (p.grow && p.position >= p.chunk_end) p.chunk = std::min(p.chunk * 2, limits_.max_records);
+          p.suspect_written = -1;
+          p.chunk_end = -1;
+        }
         break;
       case Outcome::aborted:
         observer_.metrics.error(kind_of(outcomes[i].second), ops::ErrorAction::abort);
@@ -1022,9 +1029,20 @@ void Engine::on_revoke(std::span<const std::int32_t> numbers, bool lost) {
       if (p->producer &&
           !p->producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline))) {
         note_aborted(*p, "assignment lost");
+        p->in_transaction = false;
       }
       counters_.aborted.fetch_add(1, std::memory_order_relaxed);
       observer_.metrics.transaction_aborted(ops::AbortReason::lost_assignment);
+    }
+    if (marker_topic_ != 0 && !hard_stop()) {
+      // This process is alive: its end as the owner must not count as a crash-loop death. Brief,
+      // so that the consumer rejoins soon; if the new owner is faster, it counts one.
+      std::vector<Partition*> parts;
+      for (const std::int32_t n : numbers) {
+        auto it = partitions_.find(n);
+        if (it != partitions_.end()) parts.push_back(&it->second);
+      }
+      stop_markers(parts, true, Clock::now() + 3s);
     }
   } else {
     revoking_ = true;
@@ -1035,7 +1053,7 @@ void Engine::on_revoke(std::span<const std::int32_t> numbers, bool lost) {
         auto it = partitions_.find(n);
         if (it != partitions_.end()) parts.push_back(&it->second);
       }
-      stop_markers(parts, std::max(deadline, Clock::now() + 5s));
+      stop_markers(parts, false, std::max(deadline, Clock::now() + 5s));
     }
     revoking_ = false;
   }
@@ -1127,7 +1145,7 @@ void Engine::start_markers(std::span<Partition* const> parts, Clock::time_point 
     const std::int64_t start = p->position != kafka::offset_invalid ? p->position : low;
     const bool input_waiting = watermark_error || high > start;
     const StartDecision d = decide_start(previous, start, input_waiting, config_.quarantine.deaths,
-                                         limits_.max_records);
+                                         limits_.max_records, instance_tag_);
     p->tracked = true;
     p->deaths = d.deaths;
     p->quarantine = d.quarantine;
@@ -1137,11 +1155,23 @@ void Engine::start_markers(std::span<Partition* const> parts, Clock::time_point 
     p->marker_offset = start;
     p->prior_suspect = d.suspect;
     p->prior_tries = d.tries;
+    p->grow = d.grow;
+    p->chunk = 1;
+    p->suspect_written = -1;
+    p->chunk_end = -1;
     if (d.quarantine && previous && previous->state == Marker::State::quarantine) {
       p->quarantine_start = previous->offset;
       p->deaths = std::max(d.deaths, previous->deaths);
     }
-    if (d.suspect >= 0) {
+    if (d.own) {
+      spdlog::info("{}: this process owned it last and lost it alive at offset {}: no death is "
+                   "counted{}",
+                   id, start, d.quarantine ? fmt::format(" (the quarantine goes on to {})", d.until) : "");
+    } else if (d.narrowed) {
+      spdlog::warn("{}: the last owner died in the quarantine's transaction from offset {}: "
+                   "running offsets [{}, {}) one record per transaction",
+                   id, start, start, d.until);
+    } else if (d.suspect >= 0) {
       spdlog::warn("{}: the last owner died while running offset {} alone ({} of {}): running it "
                    "alone once more",
                    id, d.suspect, d.tries, tries_to_convict);
@@ -1153,8 +1183,8 @@ void Engine::start_markers(std::span<Partition* const> parts, Clock::time_point 
                    : config_.pipeline.on_error == config::OnError::skip ? "skip"
                                                                         : "fail");
     } else if (d.quarantine) {
-      spdlog::warn("{}: {} deaths in a row at offset {}: quarantine, running offsets [{}, {}) one "
-                   "record per transaction",
+      spdlog::warn("{}: {} deaths in a row at offset {}: quarantine, running offsets [{}, {}) in "
+                   "transactions of their own, from 1 record each, doubling",
                    id, p->deaths, p->quarantine_start, start, d.until);
     } else if (d.deaths > 0) {
       spdlog::warn("{}: the last owner died at offset {} without a clean stop ({} in a row; "
@@ -1186,7 +1216,8 @@ bool Engine::quarantine_step(Partition& p, std::int64_t offset) {
     p.convict.reset();
     spdlog::info("{}: quarantine of offsets [{}, {}) done", p.producer->transactional_id(),
                  p.quarantine_start, p.quarantine_until);
-    const Marker running{.state = Marker::State::running, .offset = offset, .started = true};
+    const Marker running{
+        .state = Marker::State::running, .offset = offset, .started = true, .owner = instance_tag_};
     p.marker_offset = offset;
     p.started_written = true;
     if (kafka::Error e = write_marker(p, running, deadline)) {
@@ -1200,14 +1231,25 @@ bool Engine::quarantine_step(Partition& p, std::int64_t offset) {
     }
     return true;
   }
-  if ((p.convict && *p.convict == offset) || p.suspect_written == offset) return true;
-  // Named before it runs: should the process die now, the next owner convicts this record.
-  const Marker marker{.state = Marker::State::quarantine,
-                      .offset = p.quarantine_start,
-                      .deaths = p.deaths,
-                      .suspect = offset,
-                      .until = p.quarantine_until,
-                      .tries = offset == p.prior_suspect ? p.prior_tries + 1 : 1};
+  if (p.convict && *p.convict == offset) {
+    p.chunk_end = offset + 1;  // it goes to on_error alone, in a transaction of its own
+    return true;
+  }
+  // A redo of the transaction named by the last marker (after an abort): it still stands.
+  if (p.suspect_written >= 0 && offset >= p.suspect_written && offset < p.chunk_end) return true;
+  // Named before they run: should the process die now, the next owner narrows the quarantine to
+  // these records, or convicts this one when it runs alone.
+  const std::int64_t span = std::clamp<std::int64_t>(p.quarantine_until - offset, 1, p.chunk);
+  const Marker marker{
+      .state = Marker::State::quarantine,
+      .offset = p.quarantine_start,
+      .deaths = p.deaths,
+      .suspect = offset,
+      .until = p.quarantine_until,
+      .tries = span == 1 && offset == p.prior_suspect ? p.prior_tries + 1 : 1,
+      .span = span,
+      .grow = p.grow,
+      .owner = instance_tag_};
   if (kafka::Error e = write_marker(p, marker, deadline)) {
     spdlog::warn("{}: cannot write the marker of offset {}: {}; retrying",
                  p.producer->transactional_id(), offset, e.describe());
@@ -1220,6 +1262,7 @@ bool Engine::quarantine_step(Partition& p, std::int64_t offset) {
     return false;
   }
   p.suspect_written = offset;
+  p.chunk_end = offset + span;
   return true;
 }
 
@@ -1228,7 +1271,8 @@ bool Engine::mark_started(Partition& p) {
   const Marker marker{.state = Marker::State::running,
                       .offset = p.marker_offset,
                       .deaths = p.deaths,
-                      .started = true};
+                      .started = true,
+                      .owner = instance_tag_};
   if (kafka::Error e = write_marker(p, marker, Clock::now() + config_.transactions.commit_timeout)) {
     spdlog::warn("{}: cannot write its marker: {}", p.producer->transactional_id(), e.describe());
     if (e.kind() == kafka::ErrorKind::fatal) {
@@ -1239,19 +1283,33 @@ bool Engine::mark_started(Partition& p) {
   return true;
 }
 
-void Engine::stop_markers(std::span<Partition* const> parts, Clock::time_point deadline) {
+Marker Engine::alive_marker(const Partition& p) const {
+  if (p.quarantine) {
+    return Marker{.state = Marker::State::quarantine,
+                  .offset = p.quarantine_start,
+                  .deaths = p.deaths,
+                  .until = p.quarantine_until,
+                  .grow = p.grow,
+                  .owner = instance_tag_};
+  }
+  return Marker{.state = Marker::State::running,
+                .offset = p.marker_offset,
+                .deaths = p.deaths,
+                .owner = instance_tag_};
+}
+
+void Engine::stop_markers(std::span<Partition* const> parts, bool lost,
+                          Clock::time_point deadline) {
   std::vector<std::pair<Partition*, std::optional<Marker>>> writes;
   for (Partition* p : parts) {
-    // Only an owner that committed all it did leaves a clean marker; any other end counts as a
-    // death, which is the safe side.
+    // An owner whose producer is gone, or whose transaction is still open, writes nothing: the
+    // next owner counts a death, which is the safe side.
     if (!p->tracked || !p->producer || p->in_transaction || p->needs_producer) continue;
-    std::optional<Marker> marker;  // a tombstone
-    if (p->quarantine) {
-      marker = Marker{.state = Marker::State::quarantine,
-                      .offset = p->quarantine_start,
-                      .deaths = p->deaths,
-                      .until = p->quarantine_until};
-    }
+    // A clean stop leaves a tombstone (in a quarantine, its marker without a suspect). An owner
+    // that lost the partition leaves its count standing: it is alive, and says so if its
+    // producer is not fenced yet (a new owner that read the marker first counts a death).
+    std::optional<Marker> marker;
+    if (lost || p->quarantine) marker = alive_marker(*p);
     writes.emplace_back(p, marker);
   }
   std::vector<std::future<kafka::Error>> running;
@@ -1262,8 +1320,10 @@ void Engine::stop_markers(std::span<Partition* const> parts, Clock::time_point d
   }
   for (std::size_t i = 0; i < writes.size(); ++i) {
     if (kafka::Error e = running[i].get()) {
-      spdlog::warn("{}: cannot write its clean-stop marker ({}): the next owner counts a death",
-                   writes[i].first->producer->transactional_id(), e.describe());
+      spdlog::log(lost ? spdlog::level::info : spdlog::level::warn,
+                  "{}: cannot write its {} marker ({}): the next owner counts a death",
+                  writes[i].first->producer->transactional_id(), lost ? "lost-alive" : "clean-stop",
+                  e.describe());
     }
   }
 }

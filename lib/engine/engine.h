@@ -114,12 +114,15 @@ class Engine final : public kafka::RebalanceHandler {
     std::map<std::int64_t, std::string> rejected;
     // Crash-loop quarantine (engine/quarantine.h).
     bool tracked = false;  // the marker was read at assignment: a clean stop writes one
-    bool quarantine = false;  // records run one per transaction until quarantine_until
+    bool quarantine = false;  // records run in small transactions until quarantine_until
     std::int64_t quarantine_start = 0;
     std::int64_t quarantine_until = -1;
     std::int64_t deaths = 0;
     std::optional<std::int64_t> convict;  // the record the last owners died on, running alone
     std::int64_t suspect_written = -1;    // the suspect of the last marker written
+    std::int64_t chunk_end = -1;          // and the end of its range: the transaction's end
+    std::int64_t chunk = 1;               // records of the next quarantine transaction
+    bool grow = false;                    // chunk doubles after each quarantine commit
     std::int64_t prior_suspect = -1;      // the record the last owner died on, running alone
     std::int64_t prior_tries = 0;         // and how often it has been run alone so far
     std::int64_t marker_offset = 0;       // where this owner started: its marker's offset
@@ -130,6 +133,9 @@ class Engine final : public kafka::RebalanceHandler {
   };
 
   enum class Outcome { committed, aborted, producer_lost };
+
+  // The marker of an owner that ends alive without a clean stop: its end is not a death.
+  Marker alive_marker(const Partition& p) const;
 
   int startup_checks();
   // The quarantine marker topic exists, or is created now.
@@ -179,8 +185,8 @@ class Engine final : public kafka::RebalanceHandler {
   // Before the first record of an owner outside a quarantine: the marker says it began, so that
   // its death from here on is counted. False when the producer was lost.
   bool mark_started(Partition& p);
-  // On a clean revocation: tombstones (or quarantine markers without a suspect) for `parts`.
-  void stop_markers(std::span<Partition* const> parts, Clock::time_point deadline);
+  // The markers of owners that end: a clean stop (`lost` false) or partitions lost alive.
+  void stop_markers(std::span<Partition* const> parts, bool lost, Clock::time_point deadline);
   void abort_all(Clock::time_point deadline);
   std::vector<Partition*> open_transactions();
   int shutdown(const std::atomic<int>& signals, int code);

@@ -1,5 +1,6 @@
 #include "engine/quarantine.h"
 
+#include <algorithm>
 #include <charconv>
 #include <vector>
 
@@ -30,11 +31,13 @@ std::vector<std::string_view> words(std::string_view text) {
 
 std::string encode(const Marker& marker) {
   if (marker.state == Marker::State::running) {
-    return fmt::format("running offset={} deaths={} started={}", marker.offset, marker.deaths,
-                       marker.started ? 1 : 0);
+    return fmt::format("running offset={} deaths={} started={} owner={}", marker.offset,
+                       marker.deaths, marker.started ? 1 : 0, marker.owner);
   }
-  return fmt::format("quarantine offset={} deaths={} suspect={} until={} tries={}", marker.offset,
-                     marker.deaths, marker.suspect, marker.until, marker.tries);
+  return fmt::format("quarantine offset={} deaths={} suspect={} span={} until={} tries={} grow={} "
+                     "owner={}",
+                     marker.offset, marker.deaths, marker.suspect, marker.span, marker.until,
+                     marker.tries, marker.grow ? 1 : 0, marker.owner);
 }
 
 std::optional<Marker> decode(std::string_view text, std::string& error) {
@@ -76,6 +79,12 @@ std::optional<Marker> decode(std::string_view text, std::string& error) {
       marker.tries = *value;
     } else if (name == "started") {
       marker.started = *value != 0;
+    } else if (name == "span") {
+      marker.span = *value;
+    } else if (name == "grow") {
+      marker.grow = *value != 0;
+    } else if (name == "owner") {
+      marker.owner = *value;
     }
     // Unknown fields are ignored: a newer version may add some.
   }
@@ -87,14 +96,18 @@ std::optional<Marker> decode(std::string_view text, std::string& error) {
     error = fmt::format("a quarantine ending at {} before its start {}", marker.until, marker.offset);
     return std::nullopt;
   }
+  if (marker.span < 1) {
+    error = fmt::format("a span of {} records", marker.span);
+    return std::nullopt;
+  }
   return marker;
 }
 
 StartDecision decide_start(const std::optional<Marker>& previous, std::int64_t committed,
                            bool input_waiting, std::int64_t deaths_to_quarantine,
-                           std::int64_t range) {
+                           std::int64_t range, std::int64_t self) {
   StartDecision d;
-  const Marker fresh{.state = Marker::State::running, .offset = committed};
+  const Marker fresh{.state = Marker::State::running, .offset = committed, .owner = self};
   // No marker: the last owner stopped cleanly. A marker behind the committed offset's past (the
   // group's offsets were reset backwards) says nothing about this range either.
   if (!previous || committed < previous->offset) {
@@ -102,6 +115,9 @@ StartDecision decide_start(const std::optional<Marker>& previous, std::int64_t c
     return d;
   }
   const Marker& m = *previous;
+  // This process wrote it: it lost the partition and is alive to get it back. Whatever ended its
+  // ownership, no record killed it.
+  d.own = m.owner != 0 && m.owner == self;
   if (m.state == Marker::State::quarantine) {
     if (committed >= m.until) {
       d.write = fresh;  // the quarantine is over
@@ -109,22 +125,38 @@ StartDecision decide_start(const std::optional<Marker>& previous, std::int64_t c
     }
     d.quarantine = true;
     d.until = m.until;
+    d.grow = m.grow;
     d.deaths = m.deaths;
-    if (m.suspect >= 0 && m.suspect == committed) {
-      // The last owner died while running this record alone.
-      d.deaths = m.deaths + 1;
-      if (m.tries >= tries_to_convict) {
-        d.convict = committed;
-      } else {
+    if (m.suspect < 0 || m.suspect != committed) return d;  // the marker stays until the next
+    if (d.own) {
+      // The run of the suspect did not kill this process: it does not count as a try.
+      if (m.span == 1 && m.tries > 1) {
         d.suspect = committed;
-        d.tries = m.tries;
+        d.tries = m.tries - 1;
       }
+      return d;
+    }
+    d.deaths = m.deaths + 1;
+    if (m.span > 1) {
+      // The last owner died in the transaction of [committed, committed + span): the record
+      // that killed it is there. Run that range one record at a time.
+      d.until = std::min(m.until, committed + m.span);
+      d.grow = false;
+      d.narrowed = true;
+      return d;
+    }
+    // The last owner died while running this record alone.
+    if (m.tries >= tries_to_convict) {
+      d.convict = committed;
+    } else {
+      d.suspect = committed;
+      d.tries = m.tries;
     }
     return d;  // the marker stays: the next one is written before the next record runs
   }
-  if (!m.started || !input_waiting) {
-    // The last owner never processed a record, or there was none to process: whatever ended
-    // it, it was not a record of this partition. The count stands.
+  if (!m.started || !input_waiting || d.own) {
+    // The last owner never processed a record, or there was none to process, or it is this
+    // process: whatever ended it, it was not a record of this partition. The count stands.
     Marker same = fresh;
     same.deaths = m.offset == committed ? m.deaths : 0;
     d.deaths = same.deaths;
@@ -134,14 +166,20 @@ StartDecision decide_start(const std::optional<Marker>& previous, std::int64_t c
   d.deaths = m.offset == committed ? m.deaths + 1 : 1;
   if (d.deaths >= deaths_to_quarantine) {
     d.quarantine = true;
+    d.grow = true;
     d.until = committed + range;
     d.write = Marker{.state = Marker::State::quarantine,
                      .offset = committed,
                      .deaths = d.deaths,
-                     .until = d.until};
+                     .until = d.until,
+                     .grow = true,
+                     .owner = self};
     return d;
   }
-  d.write = Marker{.state = Marker::State::running, .offset = committed, .deaths = d.deaths};
+  d.write = Marker{.state = Marker::State::running,
+                   .offset = committed,
+                   .deaths = d.deaths,
+                   .owner = self};
   return d;
 }
 

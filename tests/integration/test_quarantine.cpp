@@ -1,8 +1,9 @@
 // Crash-loop quarantine on the real broker: a plugin segfaults on one record. The process dies on
 // it after every restart until the markers show `deaths` deaths in a row at one offset; the next
-// owner runs the range one record per transaction and dies on the record; the next runs it alone
-// once more and dies again, and the owner after that dead-letters it with error class "crash".
-// Everything else is in the output once.
+// owner runs the range in small transactions (1 record, then doubling) and dies on the record (in
+// the transaction that holds it, and then alone); the next runs it alone once more and dies again,
+// and the owner after that dead-letters it with error class "crash". Everything else is in the
+// output once. A service that loses its partitions alive counts no death.
 #include <signal.h>
 
 #include <thread>
@@ -79,12 +80,13 @@ TEST_CASE("a record that crashes the process is quarantined and dead-lettered as
   CHECK(report.order_violations == 0);
   CHECK(report.ok());
 
-  // `deaths` in a row to start the quarantine, two more while the record ran alone; progress
-  // committed between the first deaths may add a few.
+  // `deaths` in a row to start the quarantine, one in the quarantine's transaction that holds the
+  // record unless it runs alone already, two more while the record ran alone; progress committed
+  // between the first deaths may add a few.
   CHECK(deaths >= deaths_to_quarantine + 2);
-  CHECK(deaths <= deaths_to_quarantine + 6);
+  CHECK(deaths <= deaths_to_quarantine + 7);
   CHECK(service.log_count("deaths in a row at offset") >= 1);
-  CHECK(service.log_count("one record per transaction") >= 1);
+  CHECK(service.log_count("in transactions of their own, from 1 record each") >= 1);
   CHECK(service.log_count("(1 of 2): running it alone once more") == 1);
   CHECK(service.log_count("died 2 times while running offset") == 1);
   CHECK(service.log_count("quarantine of offsets") >= 1);
@@ -99,4 +101,54 @@ TEST_CASE("a record that crashes the process is quarantined and dead-lettered as
         std::string::npos);
   CHECK(letter.headers.at("exactly.error.plugin") == "good");
   CHECK(letter.headers.at("exactly.lineage") == verify::format_lineage(input, 0, letter.offset));
+}
+
+TEST_CASE("a service that loses its partitions alive and gets them back counts no crash-loop death") {
+  // With deaths = 1, a single counted death starts a quarantine. The service is frozen past its
+  // session timeout while input keeps arriving: the group drops it, and when it wakes it loses its
+  // partitions, rejoins, and gets them back. It never died, so nothing may be counted.
+  const auto dir = test::temp_dir("lost-alive");
+  const auto input = test::unique_name("in");
+  const auto output = test::unique_name("out");
+  test::create_topic(input, 2);
+  test::create_topic(output, 2);
+  constexpr std::uint64_t total = 40000;
+  test::Service service(
+      test::write_config(dir, input, output, test::unique_name("group"),
+                         std::string{"[transactions]\ncommit_interval_ms = 1000\n"
+                                     "[quarantine]\ndeaths = 1\n"} +
+                             test::fast_group),
+      dir / "service.log");
+
+  std::thread producer([&] {
+    for (std::uint64_t start = 0; start < total; start += 2000) {
+      test::produce_payments(input, start, 2000);
+      std::this_thread::sleep_for(400ms);
+    }
+  });
+  service.start();
+  REQUIRE(service.wait_for_log("ready, starting at offset", 60s, 2));
+  std::this_thread::sleep_for(1500ms);
+  service.signal(SIGSTOP);  // past the session timeout of 2 s
+  std::this_thread::sleep_for(5s);
+  service.signal(SIGCONT);
+  producer.join();
+
+  const auto progress = test::wait_for_outputs(input, output, total, 120s);
+  CHECK(progress.missing == 0);
+  service.signal(SIGTERM);
+  const auto code = service.wait(60s);
+  INFO(service.log_text());
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+  REQUIRE(service.log_count(fmt::format("lost {} [", input)) >= 1);
+  CHECK(service.log_count("lost it alive") >= 1);
+  CHECK(service.log_count("without a clean stop") == 0);
+  CHECK(service.log_count("deaths in a row") == 0);
+  const auto report = test::audit(input, output);
+  INFO(report.summary());
+  CHECK(report.inputs == total);
+  CHECK(report.missing == 0);
+  CHECK(report.duplicated == 0);
+  CHECK(report.ok());
 }

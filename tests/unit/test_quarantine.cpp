@@ -31,37 +31,55 @@ std::string decode_error(std::string_view text) {
 
 constexpr std::int64_t K = 3;
 constexpr std::int64_t range = 100;
+constexpr std::int64_t self = 77;   // the process deciding
+constexpr std::int64_t other = 42;  // the process that wrote the marker it finds
 
 // The marker of an owner that began processing at `offset`, after `deaths` deaths there.
-Marker began(std::int64_t offset, std::int64_t deaths) {
-  return Marker{.state = State::running, .offset = offset, .deaths = deaths, .started = true};
+Marker began(std::int64_t offset, std::int64_t deaths, std::int64_t owner = other) {
+  return Marker{
+      .state = State::running, .offset = offset, .deaths = deaths, .started = true, .owner = owner};
 }
 
-Marker written(std::int64_t offset, std::int64_t deaths) {
-  return Marker{.state = State::running, .offset = offset, .deaths = deaths};
+Marker written(std::int64_t offset, std::int64_t deaths, std::int64_t owner = self) {
+  return Marker{.state = State::running, .offset = offset, .deaths = deaths, .owner = owner};
 }
 
 Marker quarantine(std::int64_t offset, std::int64_t deaths, std::int64_t suspect,
-                  std::int64_t until, std::int64_t tries) {
+                  std::int64_t until, std::int64_t tries, std::int64_t span = 1,
+                  std::int64_t owner = other) {
   return Marker{.state = State::quarantine,
                 .offset = offset,
                 .deaths = deaths,
                 .suspect = suspect,
                 .until = until,
-                .tries = tries};
+                .tries = tries,
+                .span = span,
+                .owner = owner};
 }
 
 }  // namespace
 
 TEST_CASE("markers survive encoding, and bad text is refused with a reason") {
   const Marker running = began(42, 2);
-  CHECK(encode(running) == "running offset=42 deaths=2 started=1");
+  CHECK(encode(running) == "running offset=42 deaths=2 started=1 owner=42");
   CHECK(roundtrip(running) == running);
-  CHECK(encode(written(7, 0)) == "running offset=7 deaths=0 started=0");
+  CHECK(encode(written(7, 0)) == "running offset=7 deaths=0 started=0 owner=77");
   CHECK(roundtrip(written(7, 0)) == written(7, 0));
   const Marker q = quarantine(100, 3, 117, 200, 1);
-  CHECK(encode(q) == "quarantine offset=100 deaths=3 suspect=117 until=200 tries=1");
+  CHECK(encode(q) ==
+        "quarantine offset=100 deaths=3 suspect=117 span=1 until=200 tries=1 grow=0 owner=42");
   CHECK(roundtrip(q) == q);
+  Marker growing = quarantine(100, 3, 131, 200, 1, 16);
+  growing.grow = true;
+  CHECK(roundtrip(growing) == growing);
+
+  // A marker of an earlier version: one record per transaction, no owner.
+  std::string old_error;
+  const auto old = decode("quarantine offset=100 deaths=3 suspect=117 until=200 tries=1", old_error);
+  REQUIRE(old.has_value());
+  CHECK(old->span == 1);
+  CHECK_FALSE(old->grow);
+  CHECK(old->owner == 0);
 
   std::string error;
   const auto extra = decode("running offset=5 deaths=1 later=7", error);
@@ -75,10 +93,11 @@ TEST_CASE("markers survive encoding, and bad text is refused with a reason") {
   CHECK(decode_error("running offset=x").find("'offset=x' is not name=integer") == 0);
   CHECK(decode_error("running offset").find("is not name=integer") != std::string::npos);
   CHECK(decode_error("quarantine offset=10 until=5").find("before its start") != std::string::npos);
+  CHECK(decode_error("quarantine offset=10 until=50 suspect=10 span=0") == "a span of 0 records");
 }
 
 TEST_CASE("a clean stop or a first start counts nothing") {
-  const auto d = decide_start(std::nullopt, 50, true, K, range);
+  const auto d = decide_start(std::nullopt, 50, true, K, range, self);
   REQUIRE(d.write.has_value());
   CHECK(*d.write == written(50, 0));
   CHECK_FALSE(d.quarantine);
@@ -89,23 +108,26 @@ TEST_CASE("a clean stop or a first start counts nothing") {
 TEST_CASE("deaths in a row at one offset start a quarantine of the next max_records records") {
   // Owner 1 began at 50 and died there; so did owners 2 and 3.
   for (std::int64_t death = 1; death < K; ++death) {
-    const auto d = decide_start(began(50, death - 1), 50, true, K, range);
+    const auto d = decide_start(began(50, death - 1), 50, true, K, range, self);
     CHECK(d.deaths == death);
     CHECK_FALSE(d.quarantine);
     REQUIRE(d.write.has_value());
     CHECK(*d.write == written(50, death));
   }
-  const auto d = decide_start(began(50, K - 1), 50, true, K, range);
+  const auto d = decide_start(began(50, K - 1), 50, true, K, range, self);
   CHECK(d.deaths == K);
   CHECK(d.quarantine);
   CHECK(d.until == 150);
   CHECK_FALSE(d.convict.has_value());
+  CHECK(d.grow);  // from transactions of 1 record, doubling
   REQUIRE(d.write.has_value());
-  CHECK(*d.write == quarantine(50, K, -1, 150, 0));
+  Marker expected = quarantine(50, K, -1, 150, 0, 1, self);
+  expected.grow = true;
+  CHECK(*d.write == expected);
 }
 
 TEST_CASE("progress between deaths starts the count again") {
-  const auto d = decide_start(began(50, 2), 80, true, K, range);
+  const auto d = decide_start(began(50, 2), 80, true, K, range, self);
   CHECK(d.deaths == 1);
   CHECK_FALSE(d.quarantine);
   REQUIRE(d.write.has_value());
@@ -113,13 +135,13 @@ TEST_CASE("progress between deaths starts the count again") {
 }
 
 TEST_CASE("a death before the owner began, or with no input waiting, is not counted") {
-  const auto starting = decide_start(written(50, 2), 50, true, K, range);
+  const auto starting = decide_start(written(50, 2), 50, true, K, range, self);
   CHECK(starting.deaths == 2);
   CHECK_FALSE(starting.quarantine);
   REQUIRE(starting.write.has_value());
   CHECK(*starting.write == written(50, 2));
 
-  const auto idle = decide_start(began(50, 2), 50, false, K, range);
+  const auto idle = decide_start(began(50, 2), 50, false, K, range, self);
   CHECK(idle.deaths == 2);
   CHECK_FALSE(idle.quarantine);
   REQUIRE(idle.write.has_value());
@@ -128,7 +150,7 @@ TEST_CASE("a death before the owner began, or with no input waiting, is not coun
 
 TEST_CASE("two deaths while a record runs alone convict that record, and only that one") {
   // The first death on 57: it runs alone once more, and the next marker names it a second time.
-  const auto again = decide_start(quarantine(50, 3, 57, 150, 1), 57, true, K, range);
+  const auto again = decide_start(quarantine(50, 3, 57, 150, 1), 57, true, K, range, self);
   CHECK_FALSE(again.convict.has_value());
   CHECK(again.quarantine);
   CHECK(again.until == 150);
@@ -136,7 +158,7 @@ TEST_CASE("two deaths while a record runs alone convict that record, and only th
   CHECK(again.tries == 1);
   CHECK_FALSE(again.write.has_value());
 
-  const auto convicted = decide_start(quarantine(50, 4, 57, 150, 2), 57, true, K, range);
+  const auto convicted = decide_start(quarantine(50, 4, 57, 150, 2), 57, true, K, range, self);
   REQUIRE(convicted.convict.has_value());
   CHECK(*convicted.convict == 57);
   CHECK(convicted.quarantine);
@@ -144,25 +166,25 @@ TEST_CASE("two deaths while a record runs alone convict that record, and only th
   CHECK_FALSE(convicted.write.has_value());  // kept, so a death now convicts 57 again
 
   // Died after 57 was committed and before 58's marker: nothing is convicted.
-  const auto after = decide_start(quarantine(50, 3, 57, 150, 2), 58, true, K, range);
+  const auto after = decide_start(quarantine(50, 3, 57, 150, 2), 58, true, K, range, self);
   CHECK_FALSE(after.convict.has_value());
   CHECK(after.suspect == -1);
   CHECK(after.quarantine);
   CHECK(after.until == 150);
 
   // A clean stop in a quarantine leaves no suspect: the next owner goes on with it.
-  const auto paused = decide_start(quarantine(50, 3, -1, 150, 0), 57, true, K, range);
+  const auto paused = decide_start(quarantine(50, 3, -1, 150, 0), 57, true, K, range, self);
   CHECK_FALSE(paused.convict.has_value());
   CHECK(paused.quarantine);
 }
 
 TEST_CASE("a quarantine ends at its end, and a reset of the group's offsets ends it too") {
-  const auto over = decide_start(quarantine(50, 3, -1, 150, 0), 150, true, K, range);
+  const auto over = decide_start(quarantine(50, 3, -1, 150, 0), 150, true, K, range, self);
   CHECK_FALSE(over.quarantine);
   REQUIRE(over.write.has_value());
   CHECK(*over.write == written(150, 0));
 
-  const auto reset = decide_start(quarantine(50, 3, 60, 150, 2), 10, true, K, range);
+  const auto reset = decide_start(quarantine(50, 3, 60, 150, 2), 10, true, K, range, self);
   CHECK_FALSE(reset.quarantine);
   CHECK_FALSE(reset.convict.has_value());
   REQUIRE(reset.write.has_value());
@@ -170,7 +192,67 @@ TEST_CASE("a quarantine ends at its end, and a reset of the group's offsets ends
 }
 
 TEST_CASE("K = 1 quarantines after the first death") {
-  const auto d = decide_start(began(7, 0), 7, true, 1, 10);
+  const auto d = decide_start(began(7, 0), 7, true, 1, 10, self);
   CHECK(d.quarantine);
   CHECK(d.until == 17);
+}
+
+TEST_CASE("an owner that finds its own marker lost the partition alive: no death is counted") {
+  // This process began at 50 after one death there, lost the partition, and got it back.
+  const auto back = decide_start(began(50, 1, self), 50, true, K, range, self);
+  CHECK(back.own);
+  CHECK(back.deaths == 1);
+  CHECK_FALSE(back.quarantine);
+  REQUIRE(back.write.has_value());
+  CHECK(*back.write == written(50, 1));
+
+  // Even at the last death before a quarantine.
+  const auto edge = decide_start(began(50, K - 1, self), 50, true, K, range, self);
+  CHECK(edge.own);
+  CHECK_FALSE(edge.quarantine);
+  CHECK(edge.deaths == K - 1);
+
+  // The same marker from another process is a death; an unknown owner (0) is never this one.
+  CHECK(decide_start(began(50, K - 1), 50, true, K, range, self).quarantine);
+  CHECK(decide_start(began(50, K - 1, 0), 50, true, K, range, 0).quarantine);
+
+  // In a quarantine, its own run of a suspect does not count as a try.
+  const auto alone = decide_start(quarantine(50, 4, 57, 150, 2, 1, self), 57, true, K, range, self);
+  CHECK(alone.own);
+  CHECK(alone.quarantine);
+  CHECK_FALSE(alone.convict.has_value());
+  CHECK(alone.suspect == 57);
+  CHECK(alone.tries == 1);
+  CHECK(alone.deaths == 4);
+  const auto first = decide_start(quarantine(50, 4, 57, 150, 1, 1, self), 57, true, K, range, self);
+  CHECK_FALSE(first.convict.has_value());
+  CHECK(first.tries == 0);
+  const auto chunk = decide_start(quarantine(50, 4, 57, 150, 1, 8, self), 57, true, K, range, self);
+  CHECK(chunk.quarantine);
+  CHECK_FALSE(chunk.narrowed);
+  CHECK(chunk.until == 150);
+}
+
+TEST_CASE("a death in a quarantine transaction of several records narrows it to those records") {
+  Marker m = quarantine(50, 3, 65, 150, 1, 16);
+  m.grow = true;
+  const auto d = decide_start(m, 65, true, K, range, self);
+  CHECK(d.quarantine);
+  CHECK(d.narrowed);
+  CHECK(d.deaths == 4);
+  CHECK(d.until == 81);  // [65, 65 + 16)
+  CHECK_FALSE(d.grow);    // one record at a time from here
+  CHECK(d.suspect == -1);
+  CHECK_FALSE(d.convict.has_value());
+
+  // Never past the quarantine's own end.
+  const auto tail = decide_start(quarantine(50, 3, 140, 150, 1, 16), 140, true, K, range, self);
+  CHECK(tail.until == 150);
+
+  // Committed past the transaction's start: it was committed, nothing narrows.
+  const auto past = decide_start(m, 81, true, K, range, self);
+  CHECK_FALSE(past.narrowed);
+  CHECK(past.until == 150);
+  CHECK(past.grow);
+  CHECK(past.deaths == 3);
 }
