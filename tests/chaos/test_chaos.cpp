@@ -286,19 +286,6 @@ Pipeline make_pipeline(const std::string& name, const std::string& extra = {},
   return p;
 }
 
-// The services of this pipeline log at debug level (each attempt opened and committed).
-void debug_log(const std::filesystem::path& config) {
-  std::ifstream in(config);
-  std::stringstream read;
-  read << in.rdbuf();
-  std::string text = read.str();
-  const std::string from = "level = \"info\"";
-  const auto at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  text.replace(at, from.size(), "level = \"debug\"");
-  std::ofstream{config} << text;
-}
-
 struct Outcome {
   verify::Report report;
   std::vector<std::chrono::milliseconds> recoveries;
@@ -472,7 +459,7 @@ TEST_CASE("chaos: rolling clean and hard restarts of the brokers") {
   run_case("broker restarts", [] {
     const auto p = make_pipeline("brokers");
     // Every attempt's open and commit in the logs, to follow a finding to its transactions.
-    debug_log(p.config);
+    test::debug_log(p.config);
     Fleet fleet(p.dir, p.config, 2);
     fleet.start(0);
     fleet.start(1);

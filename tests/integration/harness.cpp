@@ -134,6 +134,18 @@ level = "info"
   return path;
 }
 
+void debug_log(const std::filesystem::path& config) {
+  std::ifstream in(config);
+  std::stringstream read;
+  read << in.rdbuf();
+  std::string text = read.str();
+  const std::string from = "level = \"info\"";
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, from.size(), "level = \"debug\"");
+  std::ofstream{config} << text;
+}
+
 config::Config load(const std::filesystem::path& file) {
   auto result = config::load_file(file);
   REQUIRE_MESSAGE(result.config.has_value(), config::format_problems(result.problems));

@@ -53,6 +53,9 @@ std::filesystem::path write_config(const std::filesystem::path& dir, const std::
                                    const std::string& extra = {},
                                    const std::string& pipeline_keys = {});
 
+// Sets a config written by write_config to log at debug level (each attempt opened and committed).
+void debug_log(const std::filesystem::path& config);
+
 config::Config load(const std::filesystem::path& file);
 
 // `aborted_attempts`: ids the service logged as aborted (an output of one is an aborted read);

@@ -152,3 +152,75 @@ TEST_CASE("a service that loses its partitions alive and gets them back counts n
   CHECK(report.duplicated == 0);
   CHECK(report.ok());
 }
+
+TEST_CASE("a quarantine that finds no culprit costs a few transactions and not one per record") {
+  // With deaths = 1, one kill -9 after the owner began and before its first commit starts a
+  // quarantine of max_records (20,000) records. No record is to blame: the quarantine's
+  // transactions start at 1 record and double, so it ends after about log2(20,000) of them.
+  const auto dir = test::temp_dir("quarantine-innocent");
+  const auto input = test::unique_name("in");
+  const auto output = test::unique_name("out");
+  test::create_topic(input, 1);
+  test::create_topic(output, 1);
+  constexpr std::uint64_t total = 30000;
+  constexpr std::int64_t range = 20000;
+  const auto config = test::write_config(
+      dir, input, output, test::unique_name("group"),
+      fmt::format("[transactions]\ncommit_interval_ms = 4000\nmax_records = {}\n"
+                  "[quarantine]\ndeaths = 1\n{}",
+                  range, test::fast_group));
+  test::debug_log(config);  // debug lines name every commit
+  test::Service service(config, dir / "service.log");
+
+  std::thread producer([&] {
+    for (std::uint64_t start = 0; start < total; start += 500) {
+      test::produce_payments(input, start, 500);
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  struct Join {
+    std::thread& t;
+    ~Join() {
+      if (t.joinable()) t.join();
+    }
+  } join{producer};
+
+  service.start();
+  REQUIRE(service.wait_for_log("opened at offset", 60s));
+  std::this_thread::sleep_for(500ms);
+  service.signal(SIGKILL);  // the first transaction is open, its commit 4 s away
+  REQUIRE(service.wait(30s).has_value());
+  REQUIRE(service.log_count("committed attempt") == 0);
+
+  service.start();
+  REQUIRE(service.wait_for_log("1 deaths in a row at offset 0", 60s));
+  producer.join();
+  const auto progress = test::wait_for_outputs(input, output, total, 120s);
+  CHECK(progress.missing == 0);
+  REQUIRE(service.wait_for_log(fmt::format("quarantine of offsets [0, {}) done", range), 60s));
+  service.signal(SIGTERM);
+  const auto code = service.wait(60s);
+  const std::string log = service.log_text();
+  INFO(log);
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+
+  // The commits of the quarantine: between its start and its end.
+  const auto from = log.find("1 deaths in a row at offset 0");
+  const auto to = log.find("quarantine of offsets [0, ");
+  REQUIRE(from != std::string::npos);
+  REQUIRE(to != std::string::npos);
+  int commits = 0;
+  for (auto at = log.find("committed attempt", from); at != std::string::npos && at < to;
+       at = log.find("committed attempt", at + 1)) {
+    ++commits;
+  }
+  MESSAGE(fmt::format("the quarantine of {} records took {} transactions", range, commits));
+  CHECK(commits >= 15);  // 1 + 2 + ... + 8192 < 20,000: at least 15 doublings' worth
+  CHECK(commits <= 40);  // commit intervals may cut a few short
+  const auto report = test::audit(input, output);
+  INFO(report.summary());
+  CHECK(report.inputs == total);
+  CHECK(report.outputs == total);
+  CHECK(report.ok());
+}
