@@ -309,9 +309,10 @@ constexpr std::array quarantine_keys{
             "Find a record that crashes the process (a segfault in a plugin) instead of\n"
             "crashing on it after every restart. Each partition's owner keeps a marker in\n"
             "`topic`; after `deaths` deaths in a row without progress at one committed\n"
-            "offset, the next owner runs the records from there one per transaction, and a\n"
-            "record the process dies on once more is handed to pipeline.on_error with error\n"
-            "class \"crash\" (dead-lettered, skipped, or a stop with exit 3).",
+            "offset, the next owner runs the records from there in small transactions of\n"
+            "their own (1 record, then doubling; one at a time around a death), and a record\n"
+            "the process dies on running alone, twice, is handed to pipeline.on_error with\n"
+            "error class \"crash\" (dead-lettered, skipped, or a stop with exit 3).",
         .store = [](Config& c, const Value& v) { c.quarantine.enabled = v.boolean; }},
     Key{.name = "topic",
         .value = R"("exactly-markers")",
