@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "kafka/client_errors.h"
+#include "kafka/committed_rdkafka.h"
 #include "kafka/conf_rdkafka.h"
 #include "kafka/error_rdkafka.h"
 #include "kafka/timeout.h"
@@ -252,21 +253,12 @@ Error AdminClient::broker_ids(std::vector<std::int32_t>& ids,
 Error AdminClient::committed_offsets(const std::string& topic, int partitions,
                                      std::vector<std::int64_t>& offsets,
                                      std::chrono::milliseconds timeout) const {
-  PartitionListHandle list{rd_kafka_topic_partition_list_new(partitions)};
-  for (int p = 0; p < partitions; ++p) rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), p);
-  if (Error e = make_error(rd_kafka_committed(rk_, list.get(), timeout_ms(timeout)),
-                           fmt::format("committed offsets of '{}'", topic))) {
-    return e;
-  }
+  std::vector<PartitionOffset> all;
+  for (int p = 0; p < partitions; ++p) all.push_back({p, offset_invalid});
+  if (Error e = fetch_committed(rk_, topic, all, timeout)) return e;
   offsets.assign(static_cast<std::size_t>(partitions), -1);
-  for (int i = 0; i < list->cnt; ++i) {
-    const auto& elem = list->elems[i];
-    if (elem.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return make_error(elem.err, fmt::format("committed offset of {} [{}]", topic, elem.partition));
-    }
-    if (elem.partition >= 0 && elem.partition < partitions) {
-      offsets[static_cast<std::size_t>(elem.partition)] = elem.offset < 0 ? -1 : elem.offset;
-    }
+  for (const auto& p : all) {
+    if (p.offset != offset_invalid) offsets[static_cast<std::size_t>(p.partition)] = p.offset;
   }
   return {};
 }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "kafka/committed_rdkafka.h"
 #include "kafka/conf_rdkafka.h"
 #include "kafka/error_rdkafka.h"
 #include "kafka/fetch_waker.h"
@@ -182,24 +183,7 @@ void Consumer::handle_rebalance(int err, void* raw_partitions) noexcept {
 
 Error Consumer::committed(std::vector<PartitionOffset>& partitions,
                           std::chrono::milliseconds timeout) {
-  PartitionListHandle list{rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size()))};
-  for (const auto& p : partitions) {
-    rd_kafka_topic_partition_list_add(list.get(), topic_.c_str(), p.partition);
-  }
-  if (Error e = make_error(rd_kafka_committed(rk_, list.get(), timeout_ms(timeout)),
-                           "fetching committed offsets")) {
-    return e;
-  }
-  for (int i = 0; i < list->cnt; ++i) {
-    const auto& elem = list->elems[i];
-    if (elem.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return make_error(elem.err, fmt::format("committed offset of {} [{}]", topic_, elem.partition));
-    }
-    for (auto& p : partitions) {
-      if (p.partition == elem.partition) p.offset = elem.offset < 0 ? offset_invalid : elem.offset;
-    }
-  }
-  return {};
+  return fetch_committed(rk_, topic_, partitions, timeout);
 }
 
 Error Consumer::commit(const std::vector<PartitionOffset>& offsets) {
