@@ -383,7 +383,7 @@ void Engine::process(kafka::Message& message) {
   emitter_.clear();
   transforms::Status status;
   std::string_view error_class = "transform";
-  if (p.convict && *p.convict == offset) {
+  if (p.convict && p.records == 0 && *p.convict == quarantine_from(p)) {
     // The last owner died running this record alone: it is not run again.
     error_class = "crash";
     status = transforms::Status::error(fmt::format(
@@ -441,7 +441,7 @@ void Engine::process(kafka::Message& message) {
   observer_.health.progress(Clock::now());
   p.position = offset + 1;
   p.records += 1;
-  if ((p.quarantine && p.position >= p.chunk_end) || p.records >= limits_.max_records ||
+  if ((p.quarantine && p.records >= p.chunk_span) || p.records >= limits_.max_records ||
       p.bytes >= limits_.max_bytes) {
     Partition* one[] = {&p};
     commit(one, Clock::now() + config_.transactions.commit_timeout,
@@ -793,10 +793,17 @@ void Engine::commit(std::span<Partition* const> parts, Clock::time_point deadlin
         p.in_transaction = false;
         p.rejected.erase(p.rejected.begin(), p.rejected.lower_bound(p.position));
         if (p.quarantine) {
-          // The next record gets a marker of its own; a full transaction doubles the next one.
-          if (p.grow && p.position >= p.chunk_end) p.chunk = std::min(p.chunk * 2, limits_.max_records);
+          // The next transaction gets a marker of its own. A full one doubles the next; one of
+          // the records run alone counts them down, and after the last the growth starts again.
+          if (p.alone > 0) {
+            if (--p.alone == 0) {
+              p.chunk = 1;
+              p.grow = true;
+            }
+          } else if (p.grow && p.records >= p.chunk_span) {
+            p.chunk = std::min(p.chunk * 2, limits_.max_records);
+          }
           p.suspect_written = -1;
-          p.chunk_end = -1;
         }
         break;
       case Outcome::aborted:
@@ -1156,9 +1163,10 @@ void Engine::start_markers(std::span<Partition* const> parts, Clock::time_point 
     p->prior_suspect = d.suspect;
     p->prior_tries = d.tries;
     p->grow = d.grow;
+    p->alone = d.alone;
     p->chunk = 1;
     p->suspect_written = -1;
-    p->chunk_end = -1;
+    p->chunk_span = 1;
     if (d.quarantine && previous && previous->state == Marker::State::quarantine) {
       p->quarantine_start = previous->offset;
       p->deaths = std::max(d.deaths, previous->deaths);
@@ -1169,8 +1177,8 @@ void Engine::start_markers(std::span<Partition* const> parts, Clock::time_point 
                    id, start, d.quarantine ? fmt::format(" (the quarantine goes on to {})", d.until) : "");
     } else if (d.narrowed) {
       spdlog::warn("{}: the last owner died in the quarantine's transaction from offset {}: "
-                   "running offsets [{}, {}) one record per transaction",
-                   id, start, start, d.until);
+                   "running its {} records one per transaction",
+                   id, start, d.alone);
     } else if (d.suspect >= 0) {
       spdlog::warn("{}: the last owner died while running offset {} alone ({} of {}): running it "
                    "alone once more",
@@ -1231,29 +1239,32 @@ bool Engine::quarantine_step(Partition& p, std::int64_t offset) {
     }
     return true;
   }
-  if (p.convict && *p.convict == offset) {
-    p.chunk_end = offset + 1;  // it goes to on_error alone, in a transaction of its own
+  const std::int64_t from = quarantine_from(p);
+  if (p.convict && *p.convict == from) {
+    p.chunk_span = 1;  // it goes to on_error alone, in a transaction of its own
     return true;
   }
   // A redo of the transaction named by the last marker (after an abort): it still stands.
-  if (p.suspect_written >= 0 && offset >= p.suspect_written && offset < p.chunk_end) return true;
-  // Named before they run: should the process die now, the next owner narrows the quarantine to
-  // these records, or convicts this one when it runs alone.
-  const std::int64_t span = std::clamp<std::int64_t>(p.quarantine_until - offset, 1, p.chunk);
-  const Marker marker{
-      .state = Marker::State::quarantine,
-      .offset = p.quarantine_start,
-      .deaths = p.deaths,
-      .suspect = offset,
-      .until = p.quarantine_until,
-      .tries = span == 1 && offset == p.prior_suspect ? p.prior_tries + 1 : 1,
-      .span = span,
-      .grow = p.grow,
-      .owner = instance_tag_};
+  if (p.suspect_written == from) return true;
+  // Named before they run: should the process die now, the next owner runs these records alone,
+  // or convicts the one that runs alone.
+  const bool single = p.alone > 0 || from == p.prior_suspect;
+  const std::int64_t span =
+      single ? 1 : std::clamp<std::int64_t>(p.quarantine_until - from, 1, p.chunk);
+  const Marker marker{.state = Marker::State::quarantine,
+                      .offset = p.quarantine_start,
+                      .deaths = p.deaths,
+                      .suspect = from,
+                      .until = p.quarantine_until,
+                      .tries = span == 1 && from == p.prior_suspect ? p.prior_tries + 1 : 1,
+                      .span = span,
+                      .grow = p.grow,
+                      .alone = p.alone,
+                      .owner = instance_tag_};
   if (kafka::Error e = write_marker(p, marker, deadline)) {
-    spdlog::warn("{}: cannot write the marker of offset {}: {}; retrying",
-                 p.producer->transactional_id(), offset, e.describe());
-    p.position = offset;
+    spdlog::warn("{}: cannot write the marker of the transaction from offset {}: {}; retrying",
+                 p.producer->transactional_id(), from, e.describe());
+    if (p.position == kafka::offset_invalid) p.position = from;
     if (e.kind() == kafka::ErrorKind::fatal) {
       recreate(p, e);
     } else {
@@ -1261,8 +1272,8 @@ bool Engine::quarantine_step(Partition& p, std::int64_t offset) {
     }
     return false;
   }
-  p.suspect_written = offset;
-  p.chunk_end = offset + span;
+  p.suspect_written = from;
+  p.chunk_span = span;
   return true;
 }
 
@@ -1290,6 +1301,7 @@ Marker Engine::alive_marker(const Partition& p) const {
                   .deaths = p.deaths,
                   .until = p.quarantine_until,
                   .grow = p.grow,
+                  .alone = p.alone,
                   .owner = instance_tag_};
   }
   return Marker{.state = Marker::State::running,
@@ -1305,6 +1317,9 @@ void Engine::stop_markers(std::span<Partition* const> parts, bool lost,
     // An owner whose producer is gone, or whose transaction is still open, writes nothing: the
     // next owner counts a death, which is the safe side.
     if (!p->tracked || !p->producer || p->in_transaction || p->needs_producer) continue;
+    // Only a transactional producer's write is fenced once a new owner has begun: a plain one
+    // could land after the new owner's marker and hide its death.
+    if (lost && !p->producer->transactional()) continue;
     // A clean stop leaves a tombstone (in a quarantine, its marker without a suspect). An owner
     // that lost the partition leaves its count standing: it is alive, and says so if its
     // producer is not fenced yet (a new owner that read the marker first counts a death).

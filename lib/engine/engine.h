@@ -120,9 +120,10 @@ class Engine final : public kafka::RebalanceHandler {
     std::int64_t deaths = 0;
     std::optional<std::int64_t> convict;  // the record the last owners died on, running alone
     std::int64_t suspect_written = -1;    // the suspect of the last marker written
-    std::int64_t chunk_end = -1;          // and the end of its range: the transaction's end
+    std::int64_t chunk_span = 1;          // and its span: the open transaction's records at most
     std::int64_t chunk = 1;               // records of the next quarantine transaction
-    bool grow = false;                    // chunk doubles after each quarantine commit
+    bool grow = false;                    // chunk doubles after each full quarantine transaction
+    std::int64_t alone = 0;               // records left to run one per transaction
     std::int64_t prior_suspect = -1;      // the record the last owner died on, running alone
     std::int64_t prior_tries = 0;         // and how often it has been run alone so far
     std::int64_t marker_offset = 0;       // where this owner started: its marker's offset
@@ -134,6 +135,11 @@ class Engine final : public kafka::RebalanceHandler {
 
   enum class Outcome { committed, aborted, producer_lost };
 
+  // The committed offset the partition's next transaction starts from: a quarantine names its
+  // transactions by it (engine/quarantine.h), never by a record's offset.
+  static std::int64_t quarantine_from(const Partition& p) {
+    return p.position != kafka::offset_invalid ? p.position : p.marker_offset;
+  }
   // The marker of an owner that ends alive without a clean stop: its end is not a death.
   Marker alive_marker(const Partition& p) const;
 

@@ -35,9 +35,9 @@ std::string encode(const Marker& marker) {
                        marker.deaths, marker.started ? 1 : 0, marker.owner);
   }
   return fmt::format("quarantine offset={} deaths={} suspect={} span={} until={} tries={} grow={} "
-                     "owner={}",
+                     "alone={} owner={}",
                      marker.offset, marker.deaths, marker.suspect, marker.span, marker.until,
-                     marker.tries, marker.grow ? 1 : 0, marker.owner);
+                     marker.tries, marker.grow ? 1 : 0, marker.alone, marker.owner);
 }
 
 std::optional<Marker> decode(std::string_view text, std::string& error) {
@@ -52,6 +52,7 @@ std::optional<Marker> decode(std::string_view text, std::string& error) {
     marker.started = true;  // a marker without the field counts its death, the safe side
   } else if (parts[0] == "quarantine") {
     marker.state = Marker::State::quarantine;
+    marker.grow = true;  // a marker without the field: grow, or the quarantine takes hours
   } else {
     error = fmt::format("unknown marker state '{}'", parts[0]);
     return std::nullopt;
@@ -83,6 +84,8 @@ std::optional<Marker> decode(std::string_view text, std::string& error) {
       marker.span = *value;
     } else if (name == "grow") {
       marker.grow = *value != 0;
+    } else if (name == "alone") {
+      marker.alone = *value;
     } else if (name == "owner") {
       marker.owner = *value;
     }
@@ -98,6 +101,10 @@ std::optional<Marker> decode(std::string_view text, std::string& error) {
   }
   if (marker.span < 1) {
     error = fmt::format("a span of {} records", marker.span);
+    return std::nullopt;
+  }
+  if (marker.alone < 0) {
+    error = fmt::format("{} records to run alone", marker.alone);
     return std::nullopt;
   }
   return marker;
@@ -127,9 +134,15 @@ StartDecision decide_start(const std::optional<Marker>& previous, std::int64_t c
     d.until = m.until;
     d.grow = m.grow;
     d.deaths = m.deaths;
-    if (m.suspect < 0 || m.suspect != committed) return d;  // the marker stays until the next
+    d.alone = m.alone;
+    if (m.suspect < 0) return d;  // a clean stop in the quarantine: go on with it
+    if (m.suspect != committed) {
+      // The transaction the marker names was committed. Was it one of the narrowed range's?
+      if (committed > m.suspect && m.alone > 0) d.alone = m.alone - 1;
+      return d;  // the marker stays until the next one
+    }
     if (d.own) {
-      // The run of the suspect did not kill this process: it does not count as a try.
+      // The run did not kill this process: it does not count as a death, nor as a try.
       if (m.span == 1 && m.tries > 1) {
         d.suspect = committed;
         d.tries = m.tries - 1;
@@ -138,21 +151,20 @@ StartDecision decide_start(const std::optional<Marker>& previous, std::int64_t c
     }
     d.deaths = m.deaths + 1;
     if (m.span > 1) {
-      // The last owner died in the transaction of [committed, committed + span): the record
-      // that killed it is there. Run that range one record at a time.
-      d.until = std::min(m.until, committed + m.span);
-      d.grow = false;
+      // The last owner died in the transaction of the (at most) `span` records from here: the
+      // record that killed it is one of them. Run them one per transaction; then grow again.
+      d.alone = m.span;
       d.narrowed = true;
       return d;
     }
-    // The last owner died while running this record alone.
+    // The last owner died while running the record from here alone.
     if (m.tries >= tries_to_convict) {
       d.convict = committed;
     } else {
       d.suspect = committed;
       d.tries = m.tries;
     }
-    return d;  // the marker stays: the next one is written before the next record runs
+    return d;  // the marker stays: the next one is written before the next transaction
   }
   if (!m.started || !input_waiting || d.own) {
     // The last owner never processed a record, or there was none to process, or it is this

@@ -19,6 +19,7 @@
 
 #include "kafka/admin.h"
 #include "kafka/plain_producer.h"
+#include "kafka/producer.h"
 #include "kafka/topic_reader.h"
 #include "sample/payments.h"
 
@@ -89,6 +90,28 @@ void produce_raw(const std::string& topic, std::int32_t partition, const std::st
   auto e = producer->produce(record);
   REQUIRE_MESSAGE(!e, e.describe());
   e = producer->flush(std::chrono::seconds{30});
+  REQUIRE_MESSAGE(!e, e.describe());
+}
+
+void produce_transaction(const std::string& topic, std::int32_t partition,
+                         const std::vector<std::pair<std::string, std::string>>& records) {
+  std::string error;
+  auto producer = kafka::TransactionalProducer::create(
+      {{"bootstrap.servers", bootstrap()}}, unique_name("upstream"), {topic}, error);
+  REQUIRE_MESSAGE(producer, error);
+  auto e = producer->init_transactions(std::chrono::seconds{30});
+  REQUIRE_MESSAGE(!e, e.describe());
+  e = producer->begin_transaction();
+  REQUIRE_MESSAGE(!e, e.describe());
+  for (const auto& [key, value] : records) {
+    kafka::ProduceRecord record;
+    record.key = key;
+    record.value = value;
+    record.partition = partition;
+    e = producer->produce(record, std::chrono::seconds{30});
+    REQUIRE_MESSAGE(!e, e.describe());
+  }
+  e = producer->commit_transaction(std::chrono::seconds{30});
   REQUIRE_MESSAGE(!e, e.describe());
 }
 

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/config.h"
@@ -45,6 +46,10 @@ void produce_payments(const std::string& topic, std::uint64_t start, std::uint64
 // Writes one record with this value (and key) to a partition of `topic`.
 void produce_raw(const std::string& topic, std::int32_t partition, const std::string& key,
                  const std::string& value);
+// Produces `records` (key, value) to `partition` of `topic` in one transaction of a fresh
+// transactional producer, and commits it: a transaction marker follows the last record.
+void produce_transaction(const std::string& topic, std::int32_t partition,
+                         const std::vector<std::pair<std::string, std::string>>& records);
 
 // A config file for a pipeline between the two topics; `extra` is appended TOML, and
 // `pipeline_keys` are more lines of the [pipeline] table.

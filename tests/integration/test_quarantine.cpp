@@ -17,6 +17,40 @@
 using namespace std::chrono_literals;
 using namespace exactly;
 
+namespace {
+
+// Restarts the service whenever it dies, as Kubernetes would, until every input is reflected;
+// returns the deaths.
+int restart_until_complete(test::Service& service, const std::string& input,
+                           const std::string& output, const std::string& dlq, std::uint64_t total) {
+  int deaths = 0;
+  bool complete = false;
+  for (int start = 0; start < 12 && !complete; ++start) {
+    service.start();
+    const auto give_up = std::chrono::steady_clock::now() + 120s;
+    while (std::chrono::steady_clock::now() < give_up && service.running()) {
+      const auto report = test::audit(input, output, dlq);
+      if (report.inputs == total && report.missing == 0) {
+        complete = true;
+        break;
+      }
+      std::this_thread::sleep_for(500ms);
+    }
+    if (!complete) {
+      const auto code = service.wait(10s);
+      INFO(service.log_text());
+      REQUIRE_MESSAGE(code.has_value(), "the service neither finished nor died");
+      CHECK(*code != 0);
+      ++deaths;
+    }
+  }
+  INFO(service.log_text());
+  REQUIRE(complete);
+  return deaths;
+}
+
+}  // namespace
+
 TEST_CASE("a record that crashes the process is quarantined and dead-lettered as crash") {
   const auto dir = test::temp_dir("quarantine");
   const auto input = test::unique_name("in");
@@ -41,30 +75,7 @@ TEST_CASE("a record that crashes the process is quarantined and dead-lettered as
                          fmt::format("on_error = \"dlq\"\ndlq_topic = \"{}\"\n", dlq)),
       dir / "service.log");
 
-  // Restart the service whenever it dies, as Kubernetes would, until every input is reflected.
-  int deaths = 0;
-  bool complete = false;
-  for (int start = 0; start < 12 && !complete; ++start) {
-    service.start();
-    const auto give_up = std::chrono::steady_clock::now() + 120s;
-    while (std::chrono::steady_clock::now() < give_up && service.running()) {
-      const auto report = test::audit(input, output, dlq);
-      if (report.inputs == total && report.missing == 0) {
-        complete = true;
-        break;
-      }
-      std::this_thread::sleep_for(500ms);
-    }
-    if (!complete) {
-      const auto code = service.wait(10s);
-      INFO(service.log_text());
-      REQUIRE_MESSAGE(code.has_value(), "the service neither finished nor died");
-      CHECK(*code != 0);
-      ++deaths;
-    }
-  }
-  INFO(service.log_text());
-  REQUIRE(complete);
+  const int deaths = restart_until_complete(service, input, output, dlq, total);
   service.signal(SIGTERM);
   const auto code = service.wait(60s);
   REQUIRE(code.has_value());
@@ -223,4 +234,66 @@ TEST_CASE("a quarantine that finds no culprit costs a few transactions and not o
   CHECK(report.inputs == total);
   CHECK(report.outputs == total);
   CHECK(report.ok());
+}
+
+TEST_CASE("a record that crashes the process right after an upstream transaction marker is convicted") {
+  // The input's own producer is transactional: the committed offset after its transaction is the
+  // offset of its transaction marker, and the next record, the killer, is one further on. The
+  // quarantine names its transactions by that committed offset, so the deaths still add up.
+  const auto dir = test::temp_dir("quarantine-marker");
+  const auto input = test::unique_name("in");
+  const auto output = test::unique_name("out");
+  const auto dlq = test::unique_name("dlq");
+  test::create_topic(input, 1);
+  test::create_topic(output, 1);
+  test::create_topic(dlq, 1);
+  std::vector<std::pair<std::string, std::string>> first;
+  for (int i = 0; i < 100; ++i) first.emplace_back(fmt::format("k{}", i), fmt::format("v{}", i));
+  test::produce_transaction(input, 0, first);  // offsets 0..99, its marker at 100
+
+  test::Service service(
+      test::write_config(dir, input, output, test::unique_name("group"),
+                         fmt::format("[transform]\nname = \"good\"\nplugin = \"{}\"\n"
+                                     "[quarantine]\ndeaths = 2\n{}",
+                                     EXACTLY_TEST_PLUGIN_GOOD, test::fast_group),
+                         fmt::format("on_error = \"dlq\"\ndlq_topic = \"{}\"\n", dlq)),
+      dir / "service.log");
+  service.start();
+  // Caught up and committed: the group's offset is 100, the transaction marker's.
+  const auto caught_up = test::wait_for_outputs(input, output, 100, 60s);
+  REQUIRE(caught_up.missing == 0);
+  std::this_thread::sleep_for(1s);  // past a commit interval: the offsets are committed
+  test::produce_transaction(input, 0, {{"killer", "crash"}});  // offset 101, its marker at 102
+  std::vector<std::pair<std::string, std::string>> after;
+  for (int i = 0; i < 100; ++i) after.emplace_back(fmt::format("a{}", i), fmt::format("w{}", i));
+  test::produce_transaction(input, 0, after);  // offsets 103..202
+  constexpr std::uint64_t total = 201;
+
+  // The running service dies on the killer; then restarts until the record is convicted.
+  const auto first_death = service.wait(60s);
+  REQUIRE(first_death.has_value());
+  CHECK(*first_death != 0);
+  const int deaths = 1 + restart_until_complete(service, input, output, dlq, total);
+  service.signal(SIGTERM);
+  const auto code = service.wait(60s);
+  INFO(service.log_text());
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+  MESSAGE(fmt::format("quarantine after an upstream marker: {} deaths", deaths));
+  // Two deaths in a row at offset 100 start the quarantine; two more while the killer runs alone
+  // convict it.
+  CHECK(deaths == 4);
+  CHECK(service.log_count("2 deaths in a row at offset 100") == 1);
+  CHECK(service.log_count("died 2 times while running offset 100 alone") == 1);
+  const auto report = test::audit(input, output, dlq);
+  INFO(report.summary());
+  CHECK(report.inputs == total);
+  CHECK(report.outputs == total - 1);
+  CHECK(report.dead_letters == 1);
+  CHECK(report.ok());
+  const auto letters = test::read_dead_letters(dlq);
+  REQUIRE(letters.size() == 1);
+  CHECK(letters.front().value == "crash");
+  CHECK(letters.front().offset == 101);
+  CHECK(letters.front().headers.at("exactly.error.class") == "crash");
 }

@@ -67,18 +67,22 @@ TEST_CASE("markers survive encoding, and bad text is refused with a reason") {
   CHECK(roundtrip(written(7, 0)) == written(7, 0));
   const Marker q = quarantine(100, 3, 117, 200, 1);
   CHECK(encode(q) ==
-        "quarantine offset=100 deaths=3 suspect=117 span=1 until=200 tries=1 grow=0 owner=42");
+        "quarantine offset=100 deaths=3 suspect=117 span=1 until=200 tries=1 grow=0 alone=0 "
+        "owner=42");
   CHECK(roundtrip(q) == q);
   Marker growing = quarantine(100, 3, 131, 200, 1, 16);
   growing.grow = true;
+  growing.alone = 5;
   CHECK(roundtrip(growing) == growing);
 
-  // A marker of an earlier version: one record per transaction, no owner.
+  // A marker of an earlier version: its transaction held one record; no owner. The quarantine
+  // grows from here.
   std::string old_error;
   const auto old = decode("quarantine offset=100 deaths=3 suspect=117 until=200 tries=1", old_error);
   REQUIRE(old.has_value());
   CHECK(old->span == 1);
-  CHECK_FALSE(old->grow);
+  CHECK(old->grow);
+  CHECK(old->alone == 0);
   CHECK(old->owner == 0);
 
   std::string error;
@@ -94,6 +98,7 @@ TEST_CASE("markers survive encoding, and bad text is refused with a reason") {
   CHECK(decode_error("running offset").find("is not name=integer") != std::string::npos);
   CHECK(decode_error("quarantine offset=10 until=5").find("before its start") != std::string::npos);
   CHECK(decode_error("quarantine offset=10 until=50 suspect=10 span=0") == "a span of 0 records");
+  CHECK(decode_error("quarantine offset=10 until=50 alone=-1") == "-1 records to run alone");
 }
 
 TEST_CASE("a clean stop or a first start counts nothing") {
@@ -233,26 +238,49 @@ TEST_CASE("an owner that finds its own marker lost the partition alive: no death
   CHECK(chunk.until == 150);
 }
 
-TEST_CASE("a death in a quarantine transaction of several records narrows it to those records") {
+TEST_CASE("a death in a quarantine transaction of several records runs those records alone") {
   Marker m = quarantine(50, 3, 65, 150, 1, 16);
   m.grow = true;
   const auto d = decide_start(m, 65, true, K, range, self);
   CHECK(d.quarantine);
   CHECK(d.narrowed);
   CHECK(d.deaths == 4);
-  CHECK(d.until == 81);  // [65, 65 + 16)
-  CHECK_FALSE(d.grow);    // one record at a time from here
+  CHECK(d.alone == 16);  // the (at most) 16 records from 65, one per transaction
+  CHECK(d.until == 150);  // then the transactions grow again, to the quarantine's end
+  CHECK(d.grow);
   CHECK(d.suspect == -1);
   CHECK_FALSE(d.convict.has_value());
-
-  // Never past the quarantine's own end.
-  const auto tail = decide_start(quarantine(50, 3, 140, 150, 1, 16), 140, true, K, range, self);
-  CHECK(tail.until == 150);
 
   // Committed past the transaction's start: it was committed, nothing narrows.
   const auto past = decide_start(m, 81, true, K, range, self);
   CHECK_FALSE(past.narrowed);
+  CHECK(past.alone == 0);
   CHECK(past.until == 150);
   CHECK(past.grow);
   CHECK(past.deaths == 3);
+
+  // A death while one of the narrowed records runs alone: it runs alone once more, and the
+  // count of records left alone stands.
+  Marker single = quarantine(50, 4, 70, 150, 1, 1);
+  single.alone = 11;
+  const auto again = decide_start(single, 70, true, K, range, self);
+  CHECK(again.suspect == 70);
+  CHECK(again.tries == 1);
+  CHECK(again.alone == 11);
+  CHECK(again.deaths == 5);
+  // Committed past it: one fewer record is left to run alone.
+  const auto next = decide_start(single, 71, true, K, range, self);
+  CHECK(next.alone == 10);
+  CHECK(next.deaths == 4);
+}
+
+TEST_CASE("transactions are named by the committed offset they start from, wherever the record is") {
+  // The committed offset is 100 (an upstream transaction marker); the record after it is 101.
+  // The owner's marker names 100, and the next owner, starting at committed 100, counts it.
+  const auto d = decide_start(quarantine(50, 3, 100, 150, 1), 100, true, K, range, self);
+  CHECK(d.suspect == 100);
+  CHECK(d.deaths == 4);
+  const auto convicted = decide_start(quarantine(50, 4, 100, 150, 2), 100, true, K, range, self);
+  REQUIRE(convicted.convict.has_value());
+  CHECK(*convicted.convict == 100);
 }
