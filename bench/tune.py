@@ -26,11 +26,13 @@ import run as bench  # noqa: E402  (bench/run.py: Broker, Trial)
 
 DEFAULT_VARIANTS = [
     "defaults:",
+    # librdkafka's own prefetch queue, and the framework's smaller ones around its 10,000.
+    "queue-100k:librdkafka.consumer.queued.min.messages=100000",
+    "queue-5k:librdkafka.consumer.queued.min.messages=5000",
     "queue-20k:librdkafka.consumer.queued.min.messages=20000",
-    "queue-50k:librdkafka.consumer.queued.min.messages=50000",
-    "queue-20k-linger-20:librdkafka.consumer.queued.min.messages=20000,"
-    "librdkafka.producer.linger.ms=20",
-    "queue-20k-arenas-2:librdkafka.consumer.queued.min.messages=20000,ENV:MALLOC_ARENA_MAX=2",
+    # glibc's own arena limit (8 per core) instead of the framework's 2.
+    "arenas-16:ENV:MALLOC_ARENA_MAX=16",
+    "linger-20:librdkafka.producer.linger.ms=20",
 ]
 
 
