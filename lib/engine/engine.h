@@ -146,7 +146,8 @@ class Engine final : public kafka::RebalanceHandler {
   int startup_checks();
   // The quarantine marker topic exists, or is created now.
   int ensure_marker_topic();
-  void process(kafka::Message& message);
+  // `now`: when the loop polled the record.
+  void process(kafka::Message& message, Clock::time_point now);
   // Produces the emitter's outputs; `produced` counts those that went out before any error.
   [[nodiscard]] kafka::Error produce_outputs(Partition& p, const kafka::Message& message,
                                              std::size_t& produced);
@@ -240,6 +241,7 @@ class Engine final : public kafka::RebalanceHandler {
   std::optional<int> stop_code_;  // set when the loop must end (fatal, transform failure)
   std::string stop_reason_;
   Clock::time_point last_report_{};
+  Clock::time_point last_tick_{};  // tick() runs at most once a millisecond while records stream
 };
 
 }  // namespace exactly::engine
