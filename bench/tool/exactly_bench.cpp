@@ -6,7 +6,9 @@
 //            offset commits; prints "progress <ms> <delivered>" every 100 ms until N are delivered
 //   pace     produce at a fixed rate for a while; each key is the send time (wall clock, µs)
 //   latency  read a topic with read_committed and report, per record, now minus the send time in
-//            its key: count, p50, p99, p99.9 and max in milliseconds
+//            its key: count, p50, p99, p99.9 and max in milliseconds; --timeline FILE adds a
+//            line per 100 ms of send time (seconds, records, median and largest latency), to see
+//            when the delays happen
 //   create   create topics with a number of partitions
 //   watch    the committed offsets of a group on a topic: prints "progress <ms> <sum>" every 100 ms
 //            until the sum reaches N (how the benchmark counts a peer's work: only what it
@@ -336,8 +338,8 @@ int cmd_latency(const Args& vm) {
                               {{"bootstrap.servers", bootstrap},
                                {"group.id", fmt::format("latency-{}", wall_us())},
                                {"enable.auto.commit", "false"},
-                               {"isolation.level", "read_committed"},
-                               {"fetch.wait.max.ms", "5"}});
+                               {"isolation.level", vm.text("isolation", "read_committed")},
+                               {"fetch.wait.max.ms", vm.text("fetch-wait-ms", "5")}});
   const int partitions = partition_count(consumer.get(), topic);
   rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(partitions);
   for (int p = 0; p < partitions; ++p) {
@@ -349,6 +351,7 @@ int cmd_latency(const Args& vm) {
   std::fflush(stdout);
   std::vector<double> ms;
   ms.reserve(static_cast<std::size_t>(count));
+  std::vector<std::pair<std::int64_t, double>> timeline;  // (send time µs, latency ms)
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout);
   while (static_cast<std::int64_t>(ms.size()) < count && Clock::now() < deadline && !stop_requested.load()) {
     rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer.get(), 100);
@@ -358,7 +361,10 @@ int cmd_latency(const Args& vm) {
       const std::string key(static_cast<const char*>(m->key), m->key_len);
       try {
         const std::int64_t sent = std::stoll(key);
-        if (sent >= since) ms.push_back(static_cast<double>(now - sent) / 1000.0);
+        if (sent >= since) {
+          ms.push_back(static_cast<double>(now - sent) / 1000.0);
+          timeline.emplace_back(sent, ms.back());
+        }
       } catch (const std::exception&) {
         // not a paced record
       }
@@ -367,6 +373,22 @@ int cmd_latency(const Args& vm) {
   }
   rd_kafka_consumer_close(consumer.get());
   if (ms.empty()) die("no paced record arrived");
+  if (const auto path = vm.text("timeline", "-"); path != "-") {
+    // Per 100 ms of send time: records, median and largest latency (where the delay comes from).
+    FILE* f = std::fopen(path.c_str(), "w");
+    if (f == nullptr) die(fmt::format("cannot write {}", path));
+    std::sort(timeline.begin(), timeline.end());
+    std::size_t i = 0;
+    while (i < timeline.size()) {
+      const std::int64_t bucket = timeline[i].first / 100000;
+      std::vector<double> in;
+      for (; i < timeline.size() && timeline[i].first / 100000 == bucket; ++i) in.push_back(timeline[i].second);
+      std::sort(in.begin(), in.end());
+      std::fprintf(f, "%.1f %zu %.1f %.1f\n", static_cast<double>(bucket - since / 100000) / 10.0,
+                   in.size(), in[in.size() / 2], in.back());
+    }
+    std::fclose(f);
+  }
   std::sort(ms.begin(), ms.end());
   const auto at = [&](double q) {
     return ms[std::min(ms.size() - 1, static_cast<std::size_t>(q * static_cast<double>(ms.size())))];
@@ -504,6 +526,8 @@ int main(int argc, char** argv) {
       "  copy    --input T --output T --count N [--group G]\n"
       "  pace    --topic T --rate PER_SECOND --seconds S [--size BYTES (100)]\n"
       "  latency --topic T --count N [--since-us WALL_US] [--timeout S (120)] [--samples FILE]\n"
+      "          [--timeline FILE] [--isolation read_committed|read_uncommitted]\n"
+      "          [--fetch-wait-ms MS (5)]\n"
       "  create  --topics T1,T2 [--partitions P (6)]\n"
       "  delete  --topics T1,T2\n"
       "  watch   --group G --topic T --count N [--timeout S (600)]";

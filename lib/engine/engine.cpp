@@ -380,8 +380,14 @@ void Engine::process(kafka::Message& message, Clock::time_point now) {
     p.records = 0;
     p.bytes = 0;
     p.opened = now;
-    spdlog::debug("{}: attempt {} opened at offset {}", p.producer->transactional_id(), p.attempt,
-                  p.range_start);
+    if (spdlog::should_log(spdlog::level::debug)) {
+      // The first record's age (from its timestamp) says how long input waits before it is read.
+      const auto wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::system_clock::now().time_since_epoch()).count();
+      spdlog::debug("{}: attempt {} opened at offset {} (record age {} ms)",
+                    p.producer->transactional_id(), p.attempt, p.range_start,
+                    wall_ms - message.timestamp_ms());
+    }
   }
   counters_.consumed.fetch_add(1, std::memory_order_relaxed);
   p.metrics.consumed->Increment();
@@ -799,9 +805,10 @@ void Engine::commit(std::span<Partition* const> parts, Clock::time_point deadlin
         observer_.metrics.transaction_committed(p.commit_latency, Clock::now() - p.opened,
                                                 p.records, p.bytes);
         observer_.health.committed(Clock::now());
-        spdlog::debug("{}: committed attempt {}, offsets [{}, {}) ({} records, {})",
+        spdlog::debug("{}: committed attempt {}, offsets [{}, {}) ({} records, {}, in {} ms)",
                       p.producer->transactional_id(), p.attempt, p.range_start, p.position,
-                      p.records, why);
+                      p.records, why,
+                      std::chrono::duration_cast<std::chrono::milliseconds>(p.commit_latency).count());
         p.in_transaction = false;
         p.rejected.erase(p.rejected.begin(), p.rejected.lower_bound(p.position));
         if (p.quarantine) {

@@ -317,8 +317,9 @@ std::string line_of(const std::string& name, int runs, const std::vector<Outcome
 
 // Appends one finished run to EXACTLY_CHAOS_RESULTS, if set: a CSV row of
 //   date, case, inputs, outputs, dlq, missing, duplicated, aborted_reads, order_violations,
-//   no_lineage, recoveries in milliseconds (space-separated)
-// written as soon as the run ends, so an interrupted series keeps the runs it finished.
+//   no_lineage, recoveries in milliseconds (space-separated), build
+// written as soon as the run ends, so an interrupted series keeps the runs it finished. The build
+// is EXACTLY_CHAOS_BUILD (scripts/chaos.sh sets the commit it built), or "-".
 void record_run(const std::string& name, const Outcome& o) {
   const char* file = std::getenv("EXACTLY_CHAOS_RESULTS");
   if (file == nullptr || *file == '\0') return;
@@ -331,9 +332,10 @@ void record_run(const std::string& name, const Outcome& o) {
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &utc);
   const auto& r = o.report;
   std::ofstream out(file, std::ios::app);
-  out << fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", date, name, r.inputs, r.outputs,
+  const char* build = std::getenv("EXACTLY_CHAOS_BUILD");
+  out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", date, name, r.inputs, r.outputs,
                      r.dead_letters, r.missing, r.duplicated, r.aborted_reads, r.order_violations,
-                     r.no_lineage, recoveries);
+                     r.no_lineage, recoveries, build != nullptr && *build != '\0' ? build : "-");
   REQUIRE_MESSAGE(out.good(), "cannot append to " << file);
 }
 
