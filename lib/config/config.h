@@ -23,6 +23,10 @@ using Properties = std::vector<std::pair<std::string, std::string>>;
 enum class Partitioning { by_key, same_as_input };
 enum class OnError { fail, skip, dlq };
 enum class Delivery { exactly_once, at_least_once };
+// Who owns a transactional producer: each assigned input partition (fenced by its
+// transactional.id, DESIGN.md item 2), or the whole instance (fenced by the consumer group's
+// generation, KIP-447).
+enum class ProducerScope { partition, instance };
 
 struct Config {
   std::string source;  // the file it came from, for messages
@@ -40,6 +44,7 @@ struct Config {
     Partitioning partitioning = Partitioning::by_key;
     bool lineage = true;
     Delivery delivery = Delivery::exactly_once;
+    ProducerScope producer_scope = ProducerScope::partition;
     OnError on_error = OnError::fail;
     std::string dlq_topic;  // required when on_error is dlq
   } pipeline;

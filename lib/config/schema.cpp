@@ -51,6 +51,7 @@ constexpr std::string_view topic_constraint =
 constexpr std::array<std::string_view, 2> partitioning_choices{"key", "input"};
 constexpr std::array<std::string_view, 3> on_error_choices{"fail", "skip", "dlq"};
 constexpr std::array<std::string_view, 2> delivery_choices{"exactly-once", "at-least-once"};
+constexpr std::array<std::string_view, 2> scope_choices{"partition", "instance"};
 constexpr std::array<std::string_view, 7> log_levels{"trace", "debug", "info",    "warn",
                                                      "error", "critical", "off"};
 
@@ -159,6 +160,25 @@ constexpr std::array pipeline_keys{
             [](Config& c, const Value& v) {
               c.pipeline.delivery =
                   v.text == "at-least-once" ? Delivery::at_least_once : Delivery::exactly_once;
+            }},
+    Key{.name = "producer_scope",
+        .value = R"("partition")",
+        .description =
+            "\"partition\": one transactional producer per assigned input partition, with\n"
+            "transactional.id {transactional_id_prefix}.{input_topic}.{partition}; its\n"
+            "init_transactions fences the partition's previous owner (the default). \"instance\":\n"
+            "one producer for all of the instance's partitions, one transaction per commit round,\n"
+            "fenced by the consumer group's generation (KIP-447; brokers 2.5 or later), with\n"
+            "transactional.id {transactional_id_prefix}.{input_topic}.{group.instance.id}, or a\n"
+            "random suffix without static membership (then a killed instance's open transaction\n"
+            "holds its partitions back until transactions.timeout_ms). Fewer producers, requests\n"
+            "and markers; an abort redoes every partition's range. Without the crash-loop\n"
+            "quarantine ([quarantine] enabled = false).",
+        .choices = scope_choices,
+        .store =
+            [](Config& c, const Value& v) {
+              c.pipeline.producer_scope =
+                  v.text == "instance" ? ProducerScope::instance : ProducerScope::partition;
             }},
     Key{.name = "on_error",
         .value = R"("fail")",
@@ -478,7 +498,21 @@ constexpr std::array<std::string_view, 2> topics_uses{"pipeline.input_topic",
 constexpr std::array<std::string_view, 4> dlq_uses{"pipeline.on_error", "pipeline.dlq_topic",
                                                    "pipeline.input_topic", "pipeline.output_topic"};
 
+constexpr std::array<std::string_view, 2> scope_uses{"pipeline.producer_scope",
+                                                      "quarantine.enabled"};
+
 constexpr std::array all_rules{
+    Rule{.at = "pipeline.producer_scope",
+         .uses = scope_uses,
+         .check = [](const Config& c) -> std::optional<std::string> {
+           if (c.pipeline.producer_scope != ProducerScope::instance || !c.quarantine.enabled) {
+             return std::nullopt;
+           }
+           return std::string{
+               "'pipeline.producer_scope' is \"instance\", which the crash-loop quarantine does "
+               "not support (its markers are fenced by partition-scoped transactional ids): set "
+               "'quarantine.enabled' to false, or keep producer_scope \"partition\""};
+         }},
     Rule{.at = "pipeline.on_error",
          .uses = dlq_uses,
          .check = [](const Config& c) -> std::optional<std::string> {

@@ -71,6 +71,12 @@ std::string transactional_id(const std::string& prefix, const std::string& input
   return fmt::format("{}.{}.{}", prefix, input_topic, partition);
 }
 
+std::string instance_transactional_id(const std::string& prefix, const std::string& input_topic,
+                                      const std::string& group_instance_id, std::uint32_t tag) {
+  if (!group_instance_id.empty()) return fmt::format("{}.{}.{}", prefix, input_topic, group_instance_id);
+  return fmt::format("{}.{}.instance-{:08x}", prefix, input_topic, tag);
+}
+
 kafka::Properties consumer_properties(const config::Config& config) {
   kafka::Properties props{
       {"bootstrap.servers", config.kafka.bootstrap_servers},
@@ -124,6 +130,16 @@ Engine::Engine(const config::Config& config, transforms::Transform& transform,
       producer_properties_(producer_properties(config)) {
   std::random_device random;
   instance_tag_ = random();
+  if (config.pipeline.producer_scope == config::ProducerScope::instance) {
+    instance_scope_ = true;
+    // The consumer's group.instance.id, as the consumer gets it (the last setting wins).
+    std::string member;
+    for (const auto& [key, value] : consumer_properties(config)) {
+      if (key == "group.instance.id") member = value;
+    }
+    instance_id_ = instance_transactional_id(config.pipeline.transactional_id_prefix,
+                                             config.pipeline.input_topic, member, instance_tag_);
+  }
 }
 
 std::vector<std::string> Engine::aborted_attempts() const {
@@ -136,6 +152,8 @@ void Engine::note_aborted(const Partition& p, const char* why) {
                p.producer ? p.producer->transactional_id() : std::string{"?"}, p.attempt,
                p.range_start, p.position, why);
   const std::lock_guard lock(aborted_mutex_);
+  // In instance scope the partitions of one transaction share its attempt id: kept once.
+  if (!aborted_attempts_.empty() && aborted_attempts_.back() == p.attempt) return;
   aborted_attempts_.push_back(p.attempt);
   if (aborted_attempts_.size() > 100000) aborted_attempts_.pop_front();
 }
@@ -145,6 +163,7 @@ Engine::~Engine() {
   // not; destroying a producer with an open transaction leaves it to the broker's timeout, and
   // the next owner's init_transactions aborts it).
   partitions_.clear();
+  instance_producer_.reset();
   consumer_.reset();
 }
 
@@ -161,6 +180,12 @@ void Engine::fail(std::string message, int code) {
 int Engine::startup_checks() {
   if (auto problem = check_limits(limits_)) {
     spdlog::error("refusing to start: {}", *problem);
+    return exit_config;
+  }
+  if (instance_scope_ && config_.quarantine.enabled) {
+    // The config loader refuses this too; a config built in code gets here.
+    spdlog::error("refusing to start: producer_scope \"instance\" does not support the "
+                  "crash-loop quarantine; set quarantine.enabled = false");
     return exit_config;
   }
   if (config_.transactions.commit_timeout * 2 > config_.transactions.timeout) {
@@ -304,10 +329,17 @@ int Engine::run(const std::atomic<int>& signals) {
     spdlog::error("cannot subscribe to '{}': {}", config_.pipeline.input_topic, e.describe());
     return exit_failure;
   }
-  spdlog::info("consuming '{}' as group '{}', producing to '{}', transactional ids '{}.{}.{{partition}}'",
-               config_.pipeline.input_topic, config_.pipeline.group_id,
-               config_.pipeline.output_topic, config_.pipeline.transactional_id_prefix,
-               config_.pipeline.input_topic);
+  if (instance_scope_) {
+    spdlog::info("consuming '{}' as group '{}', producing to '{}', one producer for the instance, "
+                 "transactional id '{}'",
+                 config_.pipeline.input_topic, config_.pipeline.group_id,
+                 config_.pipeline.output_topic, instance_id_);
+  } else {
+    spdlog::info("consuming '{}' as group '{}', producing to '{}', transactional ids '{}.{}.{{partition}}'",
+                 config_.pipeline.input_topic, config_.pipeline.group_id,
+                 config_.pipeline.output_topic, config_.pipeline.transactional_id_prefix,
+                 config_.pipeline.input_topic);
+  }
   if (config_.pipeline.delivery == config::Delivery::at_least_once) {
     spdlog::warn("delivery = \"at-least-once\": no transactions; outputs are flushed, then the "
                  "offsets committed, so a crash or a rebalance can repeat records in the output");
@@ -370,12 +402,18 @@ void Engine::process(kafka::Message& message, Clock::time_point now) {
   }
 
   if (!p.in_transaction) {
-    if (kafka::Error e = p.producer->begin_transaction()) {
-      recreate(p, e);
-      return;
+    if (!instance_scope_ || !instance_open_) {
+      if (kafka::Error e = p.producer->begin_transaction()) {
+        recreate(p, e);
+        return;
+      }
+      if (instance_scope_) {
+        instance_open_ = true;
+        instance_attempt_ = fmt::format("{:08x}-{}", instance_tag_, ++attempts_);
+      }
     }
     p.in_transaction = true;
-    p.attempt = fmt::format("{:08x}-{}", instance_tag_, ++attempts_);
+    p.attempt = instance_scope_ ? instance_attempt_ : fmt::format("{:08x}-{}", instance_tag_, ++attempts_);
     p.range_start = p.position != kafka::offset_invalid ? p.position : offset;
     p.records = 0;
     p.bytes = 0;
@@ -716,23 +754,38 @@ std::vector<Engine::Partition*> Engine::open_transactions() {
   return open;
 }
 
-std::pair<Engine::Outcome, kafka::Error> Engine::commit_one(Partition& p,
+std::pair<Engine::Outcome, kafka::Error> Engine::commit_one(std::span<Partition* const> ps,
                                                            const kafka::GroupMetadata& group,
                                                            Clock::time_point deadline) {
-  // Called concurrently for different partitions: touches only p and p's producer.
-  if (commit_hook_ && !commit_hook_(p.number, p.range_start, p.position)) {
-    spdlog::warn("{}: commit of offsets [{}, {}) refused by the commit hook", p.producer->transactional_id(),
-                 p.range_start, p.position);
-    return {Outcome::aborted, kafka::Error{kafka::ErrorKind::abortable, 0, "COMMIT_HOOK",
-                                           "refused by the commit hook"}};
+  // Called concurrently for different transactions: touches only ps and their producer.
+  Partition& p = *ps.front();  // the producer and the attempt are the same for all of ps
+  std::string ranges;           // for the log: "offsets [s, e)", or "[p: s, e) ..." for several
+  if (ps.size() == 1) {
+    ranges = fmt::format("offsets [{}, {})", p.range_start, p.position);
+  } else {
+    for (const Partition* q : ps) {
+      ranges += fmt::format("{}{}: [{}, {})", ranges.empty() ? "partitions " : ", ", q->number,
+                            q->range_start, q->position);
+    }
   }
-  // Never past the point where the broker would expire the transaction.
-  deadline = std::min(deadline, p.opened + limits_.transaction_timeout * 9 / 10);
+  std::vector<kafka::PartitionOffset> offsets;
+  offsets.reserve(ps.size());
+  for (const Partition* q : ps) {
+    if (commit_hook_ && !commit_hook_(q->number, q->range_start, q->position)) {
+      spdlog::warn("{}: commit of {} refused by the commit hook", p.producer->transactional_id(),
+                   ranges);
+      return {Outcome::aborted, kafka::Error{kafka::ErrorKind::abortable, 0, "COMMIT_HOOK",
+                                             "refused by the commit hook"}};
+    }
+    // Never past the point where the broker would expire the transaction.
+    deadline = std::min(deadline, q->opened + limits_.transaction_timeout * 9 / 10);
+    offsets.push_back({q->number, q->position});
+  }
   const auto began = Clock::now();
   kafka::Error e;
   for (;;) {
-    e = p.producer->send_offsets_to_transaction(config_.pipeline.input_topic, p.number, p.position,
-                                                group, bound(config_.transactions.commit_timeout, deadline));
+    e = p.producer->send_offsets_to_transaction(config_.pipeline.input_topic, offsets, group,
+                                                bound(config_.transactions.commit_timeout, deadline));
     if (e.kind() != kafka::ErrorKind::retriable || Clock::now() >= deadline || hard_stop()) break;
     retry_pause(deadline);
   }
@@ -746,14 +799,13 @@ std::pair<Engine::Outcome, kafka::Error> Engine::commit_one(Partition& p,
     }
     if (e.kind() == kafka::ErrorKind::retriable) {
       // A commit whose outcome is unknown: only a new producer's epoch bump settles it.
-      spdlog::warn("{}: commit of attempt {}, offsets [{}, {}), did not finish: {}",
-                   p.producer->transactional_id(), p.attempt, p.range_start, p.position,
-                   e.describe());
+      spdlog::warn("{}: commit of attempt {}, {}, did not finish: {}",
+                   p.producer->transactional_id(), p.attempt, ranges, e.describe());
       return {Outcome::producer_lost, e};
     }
   }
   if (!e) {
-    p.commit_latency = Clock::now() - began;
+    for (Partition* q : ps) q->commit_latency = Clock::now() - began;
     return {Outcome::committed, e};
   }
   if (committing && p.producer->transactional()) {
@@ -761,18 +813,24 @@ std::pair<Engine::Outcome, kafka::Error> Engine::commit_one(Partition& p,
     // although the first one committed. Never abort and redo the range on a guess: a new
     // producer's init_transactions settles the transaction either way, and the partition resumes
     // from the committed offset.
-    spdlog::warn("{}: commit of attempt {}, offsets [{}, {}), failed after it began: {}; a new "
+    spdlog::warn("{}: commit of attempt {}, {}, failed after it began: {}; a new "
                  "producer settles its outcome",
-                 p.producer->transactional_id(), p.attempt, p.range_start, p.position,
-                 e.describe());
+                 p.producer->transactional_id(), p.attempt, ranges, e.describe());
     return {Outcome::producer_lost, e};
   }
-  spdlog::warn("{}: commit of attempt {}, offsets [{}, {}), failed: {}",
-               p.producer->transactional_id(), p.attempt, p.range_start, p.position, e.describe());
+  spdlog::warn("{}: commit of attempt {}, {}, failed: {}", p.producer->transactional_id(),
+               p.attempt, ranges, e.describe());
   return {e.kind() == kafka::ErrorKind::fatal ? Outcome::producer_lost : Outcome::aborted, e};
 }
 
-void Engine::commit(std::span<Partition* const> parts, Clock::time_point deadline, const char* why) {
+void Engine::commit(std::span<Partition* const> requested, Clock::time_point deadline,
+                    const char* why) {
+  if (requested.empty()) return;
+  // In instance scope one transaction holds the ranges of every partition with records: they
+  // commit as one, whichever partition asked.
+  std::vector<Partition*> shared;
+  if (instance_scope_) shared = open_transactions();
+  const std::span<Partition* const> parts = instance_scope_ ? std::span<Partition* const>{shared} : requested;
   if (parts.empty()) return;
   const auto group = consumer_->group_metadata();
   if (!group) {
@@ -782,15 +840,15 @@ void Engine::commit(std::span<Partition* const> parts, Clock::time_point deadlin
     return;
   }
   std::vector<std::pair<Outcome, kafka::Error>> outcomes(parts.size());
-  if (parts.size() == 1) {
-    outcomes[0] = commit_one(*parts[0], *group, deadline);
+  if (instance_scope_ || parts.size() == 1) {
+    std::fill(outcomes.begin(), outcomes.end(), commit_one(parts, *group, deadline));
   } else {
     // Different partitions have different producers: their commits run at the same time.
     std::vector<std::future<std::pair<Outcome, kafka::Error>>> running;
     running.reserve(parts.size());
     for (Partition* p : parts) {
       running.push_back(std::async(std::launch::async, [this, p, &group, deadline] {
-        return commit_one(*p, *group, deadline);
+        return commit_one(std::span<Partition* const>{&p, 1}, *group, deadline);
       }));
     }
     for (std::size_t i = 0; i < parts.size(); ++i) outcomes[i] = running[i].get();
@@ -801,10 +859,22 @@ void Engine::commit(std::span<Partition* const> parts, Clock::time_point deadlin
     switch (outcomes[i].first) {
       case Outcome::committed:
         if (!p.producer->transactional()) delivered.push_back({p.number, p.position});
-        counters_.committed.fetch_add(1, std::memory_order_relaxed);
-        observer_.metrics.transaction_committed(p.commit_latency, Clock::now() - p.opened,
-                                                p.records, p.bytes);
-        observer_.health.committed(Clock::now());
+        if (!instance_scope_ || i == 0) {
+          // One transaction: in instance scope, the ranges of all of parts.
+          std::int64_t records = 0;
+          std::int64_t bytes = 0;
+          Clock::time_point opened = p.opened;
+          for (const Partition* q : instance_scope_ ? parts : std::span<Partition* const>{&parts[i], 1}) {
+            records += q->records;
+            bytes += q->bytes;
+            opened = std::min(opened, q->opened);
+          }
+          counters_.committed.fetch_add(1, std::memory_order_relaxed);
+          observer_.metrics.transaction_committed(p.commit_latency, Clock::now() - opened, records,
+                                                  bytes);
+          observer_.health.committed(Clock::now());
+          if (instance_scope_) instance_open_ = false;
+        }
         spdlog::debug("{}: committed attempt {}, offsets [{}, {}) ({} records, {}, in {} ms)",
                       p.producer->transactional_id(), p.attempt, p.range_start, p.position,
                       p.records, why,
@@ -859,6 +929,34 @@ void Engine::pause_for_backoff(Partition& p) {
 
 void Engine::abort_and_rewind(Partition& p, ops::AbortReason reason, const char* why,
                               Clock::time_point deadline) {
+  if (instance_scope_) {
+    // One transaction holds every partition's range: all of them are redone.
+    if (instance_open_ && p.producer) {
+      observer_.metrics.transaction_aborted(reason);
+      kafka::Error e;
+      for (;;) {
+        e = p.producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline));
+        if (e.kind() != kafka::ErrorKind::retriable || Clock::now() >= deadline || hard_stop()) break;
+        retry_pause(deadline);
+      }
+      instance_open_ = false;
+      counters_.aborted.fetch_add(1, std::memory_order_relaxed);
+      if (e) {
+        spdlog::warn("{}: abort of attempt {} failed: {}", p.producer->transactional_id(),
+                     p.attempt, e.describe());
+        recreate(p, e);
+        return;
+      }
+      for (Partition* q : open_transactions()) {
+        note_aborted(*q, why);
+        q->in_transaction = false;
+        q->position = q->range_start;
+        pause_for_backoff(*q);
+      }
+    }
+    pause_for_backoff(p);
+    return;
+  }
   if (p.in_transaction) {
     observer_.metrics.transaction_aborted(reason);
     kafka::Error e;
@@ -884,11 +982,12 @@ void Engine::abort_and_rewind(Partition& p, ops::AbortReason reason, const char*
 std::unique_ptr<kafka::TransactionalProducer> Engine::make_producer(std::int32_t partition,
                                                                    Clock::time_point deadline,
                                                                    std::string& error) {
-  const std::string id = transactional_id(config_.pipeline.transactional_id_prefix,
-                                          config_.pipeline.input_topic, partition);
+  const std::string id = instance_scope_ ? instance_id_
+                                         : transactional_id(config_.pipeline.transactional_id_prefix,
+                                                            config_.pipeline.input_topic, partition);
   auto producer = kafka::TransactionalProducer::create(
       producer_properties_, id, producer_topics_, error,
-      ops::producer_statistics(observer_, partition),
+      ops::producer_statistics(observer_, instance_scope_ ? -1 : partition),
       config_.pipeline.delivery == config::Delivery::exactly_once);
   if (!producer) return nullptr;
   for (;;) {
@@ -908,6 +1007,10 @@ std::unique_ptr<kafka::TransactionalProducer> Engine::make_producer(std::int32_t
 }
 
 void Engine::recreate(Partition& p, const kafka::Error& cause) {
+  if (instance_scope_) {
+    recreate_instance(cause);
+    return;
+  }
   const std::string id = transactional_id(config_.pipeline.transactional_id_prefix,
                                           config_.pipeline.input_topic, p.number);
   if (cause.fenced()) {
@@ -937,6 +1040,44 @@ void Engine::recreate(Partition& p, const kafka::Error& cause) {
                cause.describe());
 }
 
+void Engine::recreate_instance(const kafka::Error& cause) {
+  if (!instance_producer_) return;  // dropped already, for the same failure
+  if (cause.fenced()) {
+    counters_.fenced.fetch_add(1, std::memory_order_relaxed);
+    observer_.metrics.producer_fenced();
+  }
+  if (instance_open_) {
+    counters_.aborted.fetch_add(1, std::memory_order_relaxed);
+    observer_.metrics.transaction_aborted(ops::AbortReason::fatal_error);
+  }
+  observer_.metrics.error(kind_of(cause), ops::ErrorAction::recreate);
+  instance_open_ = false;
+  instance_producer_.reset();
+  const bool leaving = stop_code_ || stopping_ || revoking_ || hard_stop();
+  for (auto& [number, q] : partitions_) {
+    q.in_transaction = false;
+    q.producer.reset();
+    pause_for_backoff(q);
+    if (leaving) continue;
+    // Its committed offset is read again once the new producer has settled the old one's
+    // transaction (the same transactional.id: its init_transactions does).
+    q.needs_producer = true;
+    q.reinit_at = Clock::now() + (cause.fenced() ? std::chrono::milliseconds{1000}
+                                                 : config_.transactions.retry_backoff);
+  }
+  spdlog::warn("{}: producer lost ({}); {}", instance_id_, cause.describe(),
+               leaving ? "leaving the partitions to their next owners"
+                       : "a new one resumes every partition from its committed offset");
+}
+
+Engine::Clock::duration Engine::start_budget() const {
+  const Clock::duration init = config_.transactions.init_timeout * 2;
+  // In instance scope another member's transaction may hold the partitions' offsets (a killed
+  // instance's, until the broker expires it): the committed-offset read waits that out.
+  if (instance_scope_) return std::max(init, Clock::duration{config_.transactions.timeout + config_.transactions.init_timeout});
+  return init;
+}
+
 kafka::Error Engine::committed(std::vector<kafka::PartitionOffset>& offsets,
                                Clock::time_point deadline) {
   for (;;) {
@@ -954,16 +1095,23 @@ void Engine::reinit(Partition& p) {
     return;
   }
   std::string error;
-  const auto deadline = Clock::now() + config_.transactions.init_timeout * 2;
-  p.producer = make_producer(p.number, deadline, error);
-  if (!p.producer) {
-    fail(fmt::format("cannot re-create the producer of {} [{}]: {}", consumer_->topic(), p.number,
-                     error),
-         exit_failure);
-    return;
+  const auto deadline = Clock::now() + start_budget();
+  if (!instance_scope_ || !instance_producer_) {
+    // In instance scope the first partition to get here makes the one the others share.
+    std::shared_ptr<kafka::TransactionalProducer> made = make_producer(p.number, deadline, error);
+    if (!made) {
+      fail(fmt::format("cannot re-create the producer of {} [{}]: {}", consumer_->topic(),
+                       p.number, error),
+           exit_failure);
+      return;
+    }
+    counters_.producers_recreated.fetch_add(1, std::memory_order_relaxed);
+    observer_.metrics.producer_recreated();
+    if (instance_scope_) instance_producer_ = made;
+    p.producer = std::move(made);
+  } else {
+    p.producer = instance_producer_;
   }
-  counters_.producers_recreated.fetch_add(1, std::memory_order_relaxed);
-  observer_.metrics.producer_recreated();
   // The new producer's init fenced the old one and settled its last transaction either way: the
   // group's committed offset is now the truth.
   std::vector<kafka::PartitionOffset> offsets{{p.number, kafka::offset_invalid}};
@@ -988,24 +1136,42 @@ std::vector<kafka::PartitionOffset> Engine::on_assign(std::span<const std::int32
   if (stop_code_ || stopping_ || (signals_ != nullptr && signals_->load() > 0)) return starts;
   // init_transactions first, for every partition at once: it fences the previous owner and
   // settles its open transaction, so the committed offsets read next are stable (item 3).
-  const auto deadline = Clock::now() + config_.transactions.init_timeout * 2;
-  std::vector<std::future<std::pair<std::unique_ptr<kafka::TransactionalProducer>, std::string>>>
-      inits;
-  for (const std::int32_t n : numbers) {
-    inits.push_back(std::async(std::launch::async, [this, n, deadline] {
+  const auto deadline = Clock::now() + start_budget();
+  std::vector<std::shared_ptr<kafka::TransactionalProducer>> producers;
+  if (instance_scope_) {
+    // The instance's producer, made once and kept across rebalances. Its init fences nobody
+    // else's transactions: the committed offsets read next are stable because librdkafka asks
+    // for stable ones under read_committed, and waits while another member's transaction holds
+    // offsets of these partitions.
+    if (!instance_producer_) {
       std::string error;
-      auto producer = make_producer(n, deadline, error);
-      return std::make_pair(std::move(producer), error);
-    }));
-  }
-  std::vector<std::unique_ptr<kafka::TransactionalProducer>> producers;
-  for (std::size_t i = 0; i < numbers.size(); ++i) {
-    auto [producer, error] = inits[i].get();
-    if (!producer) {
-      fail(fmt::format("cannot start {} [{}]: {}", consumer_->topic(), numbers[i], error),
-           exit_failure);
+      instance_producer_ = make_producer(-1, deadline, error);
+      if (!instance_producer_) {
+        fail(fmt::format("cannot start the producer of {} ({}): {}", consumer_->topic(),
+                         instance_id_, error),
+             exit_failure);
+        return starts;
+      }
     }
-    producers.push_back(std::move(producer));
+    producers.assign(numbers.size(), instance_producer_);
+  } else {
+    std::vector<std::future<std::pair<std::unique_ptr<kafka::TransactionalProducer>, std::string>>>
+        inits;
+    for (const std::int32_t n : numbers) {
+      inits.push_back(std::async(std::launch::async, [this, n, deadline] {
+        std::string error;
+        auto producer = make_producer(n, deadline, error);
+        return std::make_pair(std::move(producer), error);
+      }));
+    }
+    for (std::size_t i = 0; i < numbers.size(); ++i) {
+      auto [producer, error] = inits[i].get();
+      if (!producer) {
+        fail(fmt::format("cannot start {} [{}]: {}", consumer_->topic(), numbers[i], error),
+             exit_failure);
+      }
+      producers.push_back(std::move(producer));
+    }
   }
   if (stop_code_) return starts;
 
@@ -1043,42 +1209,37 @@ void Engine::on_revoke(std::span<const std::int32_t> numbers, bool lost) {
   counters_.rebalances.fetch_add(1, std::memory_order_relaxed);
   observer_.metrics.rebalance();
   spdlog::info("{} {} [{}]", lost ? "lost" : "revoked", consumer_->topic(), fmt::join(numbers, ","));
-  std::vector<Partition*> open;
+  std::vector<Partition*> parts;  // the revoked partitions that are ours
+  std::vector<Partition*> open;   // and those of them with an open transaction
   for (const std::int32_t n : numbers) {
     auto it = partitions_.find(n);
-    if (it != partitions_.end() && it->second.in_transaction) open.push_back(&it->second);
+    if (it == partitions_.end()) continue;
+    parts.push_back(&it->second);
+    if (it->second.in_transaction) open.push_back(&it->second);
   }
   const auto deadline = Clock::now() + config_.transactions.commit_timeout;
   if (lost) {
     // Another member may own these partitions already: nothing of ours may become visible.
-    for (Partition* p : open) {
-      if (p->producer &&
-          !p->producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline))) {
-        note_aborted(*p, "assignment lost");
-        p->in_transaction = false;
+    const std::vector<bool> aborted = abort_transactions(open, deadline);
+    for (std::size_t i = 0; i < open.size(); ++i) {
+      if (aborted[i]) {
+        note_aborted(*open[i], "assignment lost");
+        open[i]->in_transaction = false;
       }
-      counters_.aborted.fetch_add(1, std::memory_order_relaxed);
-      observer_.metrics.transaction_aborted(ops::AbortReason::lost_assignment);
+      if (!instance_scope_ || i == 0) {
+        counters_.aborted.fetch_add(1, std::memory_order_relaxed);
+        observer_.metrics.transaction_aborted(ops::AbortReason::lost_assignment);
+      }
     }
     if (marker_topic_ != 0 && !hard_stop()) {
       // This process is alive: its end as the owner must not count as a crash-loop death. Brief,
       // so that the consumer rejoins soon; if the new owner is faster, it counts one.
-      std::vector<Partition*> parts;
-      for (const std::int32_t n : numbers) {
-        auto it = partitions_.find(n);
-        if (it != partitions_.end()) parts.push_back(&it->second);
-      }
       stop_markers(parts, true, Clock::now() + 3s);
     }
   } else {
     revoking_ = true;
     commit(open, deadline, "revocation");
     if (marker_topic_ != 0 && !hard_stop()) {
-      std::vector<Partition*> parts;
-      for (const std::int32_t n : numbers) {
-        auto it = partitions_.find(n);
-        if (it != partitions_.end()) parts.push_back(&it->second);
-      }
       stop_markers(parts, false, std::max(deadline, Clock::now() + 5s));
     }
     revoking_ = false;
@@ -1363,15 +1524,35 @@ void Engine::stop_markers(std::span<Partition* const> parts, bool lost,
 }
 
 void Engine::abort_all(Clock::time_point deadline) {
-  for (Partition* p : open_transactions()) {
-    if (!p->producer) continue;
-    if (!p->producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline))) {
-      note_aborted(*p, "shutdown");
+  const auto open = open_transactions();
+  const std::vector<bool> aborted = abort_transactions(open, deadline);
+  for (std::size_t i = 0; i < open.size(); ++i) {
+    if (!open[i]->producer) continue;
+    if (aborted[i]) note_aborted(*open[i], "shutdown");
+    open[i]->in_transaction = false;
+    if (!instance_scope_ || i == 0) {
+      counters_.aborted.fetch_add(1, std::memory_order_relaxed);
+      observer_.metrics.transaction_aborted(ops::AbortReason::shutdown);
     }
-    p->in_transaction = false;
-    counters_.aborted.fetch_add(1, std::memory_order_relaxed);
-    observer_.metrics.transaction_aborted(ops::AbortReason::shutdown);
   }
+}
+
+std::vector<bool> Engine::abort_transactions(std::span<Partition* const> open,
+                                             Clock::time_point deadline) {
+  std::vector<bool> aborted(open.size(), false);
+  const auto timeout = bound(config_.transactions.commit_timeout, deadline);
+  if (instance_scope_) {
+    if (!open.empty() && instance_producer_ && instance_open_) {
+      const bool ok = !instance_producer_->abort_transaction(timeout);
+      if (ok) instance_open_ = false;
+      std::fill(aborted.begin(), aborted.end(), ok);
+    }
+    return aborted;
+  }
+  for (std::size_t i = 0; i < open.size(); ++i) {
+    if (open[i]->producer) aborted[i] = !open[i]->producer->abort_transaction(timeout);
+  }
+  return aborted;
 }
 
 int Engine::shutdown(const std::atomic<int>& signals, int code) {
@@ -1385,9 +1566,11 @@ int Engine::shutdown(const std::atomic<int>& signals, int code) {
   if (signals.load() > 1) {
     spdlog::warn("second signal: aborting open transactions and exiting");
     // One short try each: the next owner's init_transactions aborts whatever this leaves open.
-    for (Partition* p : open_transactions()) {
-      if (p->producer && !p->producer->abort_transaction(1s)) note_aborted(*p, "second signal");
-      p->in_transaction = false;
+    open = open_transactions();
+    const std::vector<bool> aborted = abort_transactions(open, Clock::now() + 1s);
+    for (std::size_t i = 0; i < open.size(); ++i) {
+      if (aborted[i]) note_aborted(*open[i], "second signal");
+      open[i]->in_transaction = false;
     }
     return exit_second_signal;
   }

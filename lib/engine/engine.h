@@ -6,6 +6,15 @@
 // committed offset is read; one transaction per contiguous range of one partition; abort and
 // rewind on abortable errors; re-create the producer on fatal ones; a watchdog; revocation and
 // shutdown commit what is open.
+//
+// With pipeline.producer_scope = "instance" (KIP-447), every partition shares one producer, and
+// one transaction holds a range of each partition that has records: the partitions' ranges
+// commit together (their offsets in one send_offsets_to_transaction, with the consumer group's
+// metadata, which the group coordinator refuses from a member of an older generation: that fences
+// a zombie) and abort together (every partition in the transaction rewinds). The producer lives
+// as long as the process, across rebalances; a new owner's committed-offset read waits until an
+// old owner's transaction holding the partition's offsets is settled (librdkafka asks for stable
+// offsets under read_committed).
 #pragma once
 
 #include <array>
@@ -58,6 +67,11 @@ struct EngineCounters {
 // The transactional.id of one input partition.
 std::string transactional_id(const std::string& prefix, const std::string& input_topic,
                              std::int32_t partition);
+// The transactional.id of an instance's producer (producer_scope = "instance"): named by the
+// consumer's group.instance.id when static membership is on, so that a restarted instance fences
+// its predecessor at once; else by `tag`, random per process.
+std::string instance_transactional_id(const std::string& prefix, const std::string& input_topic,
+                                      const std::string& group_instance_id, std::uint32_t tag);
 
 // Client properties as the engine sets them, before the user's (which cannot override the
 // framework-owned keys: config validation refuses those).
@@ -98,7 +112,8 @@ class Engine final : public kafka::RebalanceHandler {
 
   struct Partition {
     std::int32_t number = 0;
-    std::unique_ptr<kafka::TransactionalProducer> producer;
+    // The partition's own producer; in instance scope, the instance's (shared by all).
+    std::shared_ptr<kafka::TransactionalProducer> producer;
     std::int64_t position = kafka::offset_invalid;  // next offset to process; invalid: unknown
     bool in_transaction = false;
     std::int64_t range_start = 0;  // first offset of the open transaction's range
@@ -161,17 +176,27 @@ class Engine final : public kafka::RebalanceHandler {
   // Ends the open transactions of `parts` concurrently; each either commits, or is aborted and
   // rewound, or has its producer re-created. `deadline` bounds every call.
   void commit(std::span<Partition* const> parts, Clock::time_point deadline, const char* why);
-  // The outcome, and the error behind it unless committed.
-  std::pair<Outcome, kafka::Error> commit_one(Partition& p, const kafka::GroupMetadata& group,
+  // Commits one transaction: the ranges of `ps` (one partition; in instance scope, all of them
+  // with records in it). The outcome, and the error behind it unless committed.
+  std::pair<Outcome, kafka::Error> commit_one(std::span<Partition* const> ps,
+                                              const kafka::GroupMetadata& group,
                                               Clock::time_point deadline);
+  // Aborts the open transactions of `open` (in instance scope, the one they share, once). For
+  // each, whether its abort went through.
+  std::vector<bool> abort_transactions(std::span<Partition* const> open, Clock::time_point deadline);
   // Aborts p's transaction and schedules a rewind to its range start after the backoff.
   void abort_and_rewind(Partition& p, ops::AbortReason reason, const char* why,
                         Clock::time_point deadline);
   // Drops p's producer after a fatal error; tick() makes a new one and resumes p from its
   // committed offset, unless p turns out not to be ours any more.
   void recreate(Partition& p, const kafka::Error& cause);
+  // recreate() in instance scope: the shared producer is dropped, every partition waits for the
+  // next one.
+  void recreate_instance(const kafka::Error& cause);
   // The second half of recreate(), from tick(): a new producer, the committed offset.
   void reinit(Partition& p);
+  // How long making producers and reading committed offsets may take at an assignment.
+  [[nodiscard]] Clock::duration start_budget() const;
   // The group's committed offsets, retrying retriable errors until `deadline`.
   [[nodiscard]] kafka::Error committed(std::vector<kafka::PartitionOffset>& offsets,
                                        Clock::time_point deadline);
@@ -219,6 +244,13 @@ class Engine final : public kafka::RebalanceHandler {
   kafka::Properties producer_properties_;
   std::unique_ptr<kafka::Consumer> consumer_;
   std::map<std::int32_t, Partition> partitions_;
+  // producer_scope = "instance": the one producer, its transactional.id, whether a transaction is
+  // open on it, and that transaction's attempt id.
+  bool instance_scope_ = false;
+  std::shared_ptr<kafka::TransactionalProducer> instance_producer_;
+  std::string instance_id_;
+  bool instance_open_ = false;
+  std::string instance_attempt_;
   int output_partitions_ = 0;
   std::int64_t output_limit_ = 1000000;  // bytes: the output topic's max.message.bytes, or less
   std::int64_t dlq_limit_ = 1000000;     // the same for the dead-letter topic

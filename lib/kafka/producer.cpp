@@ -109,16 +109,25 @@ Error TransactionalProducer::send_offsets_to_transaction(const std::string& topi
                                                          std::int64_t next_offset,
                                                          const GroupMetadata& group,
                                                          std::chrono::milliseconds timeout) {
+  const PartitionOffset one[] = {{partition, next_offset}};
+  return send_offsets_to_transaction(topic, one, group, timeout);
+}
+
+Error TransactionalProducer::send_offsets_to_transaction(
+    const std::string& topic, std::span<const PartitionOffset> next_offsets,
+    const GroupMetadata& group, std::chrono::milliseconds timeout) {
   if (!transactional_) return {};  // the caller commits through the consumer
-  if (next_offset < 0) {
-    // librdkafka 2.0.2 drops invalid offsets and sends none: the commit that follows would make
-    // the outputs visible with the input's offset left behind, to be processed again.
-    return Error{ErrorKind::abortable, 0, "INVALID_OFFSET",
-                 fmt::format("no offset to commit for {} [{}] (got {})", topic, partition,
-                             next_offset)};
+  PartitionListHandle offsets{rd_kafka_topic_partition_list_new(static_cast<int>(next_offsets.size()))};
+  for (const auto& [partition, next_offset] : next_offsets) {
+    if (next_offset < 0) {
+      // librdkafka 2.0.2 drops invalid offsets and sends none: the commit that follows would make
+      // the outputs visible with the input's offset left behind, to be processed again.
+      return Error{ErrorKind::abortable, 0, "INVALID_OFFSET",
+                   fmt::format("no offset to commit for {} [{}] (got {})", topic, partition,
+                               next_offset)};
+    }
+    rd_kafka_topic_partition_list_add(offsets.get(), topic.c_str(), partition)->offset = next_offset;
   }
-  PartitionListHandle offsets{rd_kafka_topic_partition_list_new(1)};
-  rd_kafka_topic_partition_list_add(offsets.get(), topic.c_str(), partition)->offset = next_offset;
   return make_error(rd_kafka_send_offsets_to_transaction(rk_, offsets.get(), group.get(),
                                                          timeout_ms(timeout)),
                     true);

@@ -63,6 +63,11 @@ class TransactionalProducer {
                                                   std::int64_t next_offset,
                                                   const GroupMetadata& group,
                                                   std::chrono::milliseconds timeout);
+  // The next offsets of several partitions of `topic`, in one call (one transaction over them).
+  [[nodiscard]] Error send_offsets_to_transaction(const std::string& topic,
+                                                  std::span<const PartitionOffset> next_offsets,
+                                                  const GroupMetadata& group,
+                                                  std::chrono::milliseconds timeout);
   [[nodiscard]] Error commit_transaction(std::chrono::milliseconds timeout);
   [[nodiscard]] Error abort_transaction(std::chrono::milliseconds timeout);
   // Serves delivery reports and error callbacks; never blocks longer than `timeout`.

@@ -10,11 +10,14 @@
 #include <tuple>
 
 #include <doctest/doctest.h>
+#include <librdkafka/rdkafka.h>
 #include <fmt/format.h>
 
 #include "engine/engine.h"
 #include "harness.h"
+#include "kafka/group_metadata.h"
 #include "kafka/plain_producer.h"
+#include "kafka/producer.h"
 #include "kafka/topic_reader.h"
 #include "verify/audit.h"
 #include "transforms/transform.h"
@@ -42,9 +45,25 @@ void check_exactly_once(const verify::Report& report, std::uint64_t inputs) {
   CHECK(report.ok());
 }
 
+// The producer scope a test runs with: the [pipeline] line, and the table that goes with it (the
+// crash-loop quarantine is for partition-scoped producers only).
+struct Scope {
+  bool instance = false;
+  std::string pipeline_keys;
+  std::string extra;
+};
+
+Scope partition_scope() { return {}; }
+Scope instance_scope() {
+  return {true, "producer_scope = \"instance\"\n", "[quarantine]\nenabled = false\n"};
+}
+
 }  // namespace
 
 TEST_CASE("100000 records over 4 partitions arrive once each and in order") {
+  Scope scope;
+  SUBCASE("partition-scoped producers") { scope = partition_scope(); }
+  SUBCASE("an instance-scoped producer") { scope = instance_scope(); }
   const auto dir = test::temp_dir("pipeline");
   const auto input = test::unique_name("in");
   const auto output = test::unique_name("out");
@@ -53,7 +72,8 @@ TEST_CASE("100000 records over 4 partitions arrive once each and in order") {
   test::produce_payments(input, 0, 100000);
 
   test::Service service(test::write_config(dir, input, output, test::unique_name("group"),
-                                           "[transform]\nname = \"payment-enricher\"\n"),
+                                           "[transform]\nname = \"payment-enricher\"\n" + scope.extra,
+                                           scope.pipeline_keys),
                         dir / "service.log");
   service.start();
   const auto progress = test::wait_for_outputs(input, output, 100000, 180s);
@@ -67,6 +87,15 @@ TEST_CASE("100000 records over 4 partitions arrive once each and in order") {
 }
 
 TEST_CASE("kill -9 at random moments loses nothing and duplicates nothing") {
+  Scope scope;
+  std::string consumer_keys;
+  SUBCASE("partition-scoped producers") { scope = partition_scope(); }
+  SUBCASE("an instance-scoped producer with static membership") {
+    // group.instance.id names the instance's transactional.id: a restarted instance fences the
+    // killed one's producer at once and settles its transaction.
+    scope = instance_scope();
+    consumer_keys = fmt::format("\"group.instance.id\" = \"{}\"\n", test::unique_name("member"));
+  }
   const auto dir = test::temp_dir("crash");
   const auto input = test::unique_name("in");
   const auto output = test::unique_name("out");
@@ -87,7 +116,9 @@ TEST_CASE("kill -9 at random moments loses nothing and duplicates nothing") {
 
   test::Service service(
       test::write_config(dir, input, output, test::unique_name("group"),
-                         std::string{"[transform]\nname = \"payment-enricher\"\n"} + test::fast_group),
+                         std::string{"[transform]\nname = \"payment-enricher\"\n"} + scope.extra +
+                             test::fast_group + consumer_keys,
+                         scope.pipeline_keys),
       dir / "service.log");
   std::mt19937 random{std::random_device{}()};
   std::uniform_int_distribution<int> pause_ms(200, 3000);
@@ -221,7 +252,160 @@ TEST_CASE("a forced abort leaves nothing visible and the range is redone once") 
   CHECK_FALSE(dirty_view.ok());
 }
 
+TEST_CASE("in instance scope a forced abort redoes every partition's range and leaves nothing visible") {
+  const auto dir = test::temp_dir("abort-instance");
+  const auto input = test::unique_name("in");
+  const auto output = test::unique_name("out");
+  test::create_topic(input, 2);
+  test::create_topic(output, 2);
+  constexpr std::uint64_t total = 4000;
+  test::produce_payments(input, 0, total);
+
+  const auto scope = instance_scope();
+  const auto config = test::load(test::write_config(
+      dir, input, output, test::unique_name("group"),
+      "[transactions]\nmax_records = 1000000\ncommit_interval_ms = 100\nretry_backoff_ms = 50\n" +
+          scope.extra,
+      scope.pipeline_keys));
+  CountingIdentity transform;
+  engine::Engine engine(config, transform);
+
+  // Refuse the first transaction that holds ranges of both partitions. The hook is asked once
+  // per partition of a transaction, in partition order and at once; commit rounds are 100 ms
+  // apart.
+  using Clock = std::chrono::steady_clock;
+  std::mutex mutex;
+  std::optional<std::pair<std::int64_t, std::int64_t>> last_zero;
+  Clock::time_point last_zero_at{};
+  std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> refused;  // partition: [start, end)
+  engine.set_commit_hook([&](std::int32_t partition, std::int64_t start, std::int64_t end) {
+    std::lock_guard lock(mutex);
+    if (!refused.empty()) return true;
+    if (partition == 0) {
+      last_zero = {start, end};
+      last_zero_at = Clock::now();
+    } else if (partition == 1 && last_zero && Clock::now() - last_zero_at < 20ms) {
+      refused = {{0, *last_zero}, {1, {start, end}}};
+      std::this_thread::sleep_for(500ms);  // the records reach the log first (see above)
+      return false;
+    }
+    return true;
+  });
+
+  std::atomic<int> signals{0};
+  int code = -1;
+  std::thread runner([&] { code = engine.run(signals); });
+  const auto progress = test::wait_for_outputs(input, output, total, 120s);
+  signals = 1;
+  runner.join();
+  CHECK(code == 0);
+  CHECK(progress.missing == 0);
+  check_exactly_once(test::audit(input, output), total);
+
+  std::lock_guard lock(mutex);
+  REQUIRE(refused.size() == 2);
+  CHECK(engine.counters().aborted.load() == 1);
+  // Both partitions' ranges ran twice (the attempt and the redo), everything else once.
+  std::uint64_t redone = 0;
+  for (const auto& [partition, range] : refused) {
+    INFO("aborted range of partition " << partition << ": [" << range.first << ", " << range.second << ")");
+    CHECK(range.second > range.first);
+    redone += static_cast<std::uint64_t>(range.second - range.first);
+  }
+  for (const auto& [key, calls] : transform.calls) {
+    const auto& range = refused[key.first];
+    const bool in_range = key.second >= range.first && key.second < range.second;
+    if (calls != (in_range ? 2 : 1)) {
+      FAIL("record " << key.first << "/" << key.second << " processed " << calls << " times");
+    }
+  }
+  CHECK(transform.calls.size() == total);
+
+  // Every record of the aborted attempt is in the log, and none is read under read_committed.
+  std::uint64_t uncommitted = 0;
+  kafka::ReadOptions read;
+  read.bootstrap_servers = test::bootstrap();
+  read.topic = output;
+  read.read_uncommitted = true;
+  auto error = kafka::read_topic(read, [&](const kafka::ReadRecord&) { ++uncommitted; });
+  REQUIRE_MESSAGE(!error, error.value_or(""));
+  CHECK(uncommitted == total + redone);
+  const auto aborted = engine.aborted_attempts();
+  REQUIRE(aborted.size() == 1);
+  CHECK(test::audit(input, output, {}, aborted).aborted_reads == 0);
+  CHECK(test::audit(input, output, {}, aborted, true).aborted_reads == redone);
+}
+
+TEST_CASE("in instance scope a new owner waits for an open transaction that holds its offsets") {
+  // Instance-scoped producers do not fence each other: what keeps a new owner from reading an
+  // offset that an older owner's open transaction is about to move is the stable-offsets read.
+  const auto dir = test::temp_dir("unstable");
+  const auto input = test::unique_name("in");
+  const auto output = test::unique_name("out");
+  const auto group = test::unique_name("group");
+  test::create_topic(input, 1);
+  test::create_topic(output, 1);
+  test::produce_payments(input, 0, 2000);
+
+  // The older owner: its transaction has sent offset 1000 of the group and is still open.
+  std::string error;
+  auto older = kafka::TransactionalProducer::create({{"bootstrap.servers", test::bootstrap()}},
+                                                    test::unique_name("older"), {output}, error);
+  REQUIRE_MESSAGE(older, error);
+  auto e = older->init_transactions(30s);
+  REQUIRE_MESSAGE(!e, e.describe());
+  REQUIRE(!older->begin_transaction());
+  const kafka::GroupMetadata metadata{rd_kafka_consumer_group_metadata_new(group.c_str())};
+  e = older->send_offsets_to_transaction(input, 0, 1000, metadata, 30s);
+  REQUIRE_MESSAGE(!e, e.describe());
+
+  const auto scope = instance_scope();
+  test::Service service(test::write_config(dir, input, output, group, scope.extra, scope.pipeline_keys),
+                        dir / "service.log");
+  service.start();
+  REQUIRE(service.wait_for_log("assigned", 60s));
+  std::this_thread::sleep_for(5s);
+  INFO(service.log_text());
+  // Still waiting: it has not started the partition from what it read.
+  CHECK(service.log_count("ready, starting at offset") == 0);
+
+  e = older->commit_transaction(30s);
+  REQUIRE_MESSAGE(!e, e.describe());
+  REQUIRE(service.wait_for_log("ready, starting at offset 1000", 60s));
+
+  // Offsets 1000 to 1999, once each: what the older owner committed is not redone.
+  std::map<std::int64_t, int> copies;
+  for (int waited = 0; waited < 120; ++waited) {
+    copies.clear();
+    kafka::ReadOptions read;
+    read.bootstrap_servers = test::bootstrap();
+    read.topic = output;
+    auto failed = kafka::read_topic(read, [&](const kafka::ReadRecord& r) {
+      for (const auto& h : r.headers) {
+        if (h.name == "exactly.lineage" && h.value) {
+          const auto at = h.value->rfind('/');
+          ++copies[std::stoll(std::string{h.value->substr(at + 1)})];
+        }
+      }
+    });
+    REQUIRE_MESSAGE(!failed, failed.value_or(""));
+    if (copies.size() >= 1000) break;
+    std::this_thread::sleep_for(500ms);
+  }
+  service.signal(SIGTERM);
+  const auto code = service.wait(60s);
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+  CHECK(copies.size() == 1000);
+  CHECK(copies.begin()->first == 1000);
+  CHECK(copies.rbegin()->first == 1999);
+  CHECK(std::all_of(copies.begin(), copies.end(), [](const auto& c) { return c.second == 1; }));
+}
+
 TEST_CASE("two instances share the partitions and a stopped one hands over without loss") {
+  Scope scope;
+  SUBCASE("partition-scoped producers") { scope = partition_scope(); }
+  SUBCASE("instance-scoped producers") { scope = instance_scope(); }
   const auto dir_a = test::temp_dir("pair-a");
   const auto dir_b = test::temp_dir("pair-b");
   const auto input = test::unique_name("in");
@@ -232,8 +416,12 @@ TEST_CASE("two instances share the partitions and a stopped one hands over witho
   constexpr std::uint64_t total = 100000;
   test::produce_payments(input, 0, total / 2);
 
-  test::Service a(test::write_config(dir_a, input, output, group, test::fast_group), dir_a / "service.log");
-  test::Service b(test::write_config(dir_b, input, output, group, test::fast_group), dir_b / "service.log");
+  test::Service a(test::write_config(dir_a, input, output, group, scope.extra + test::fast_group,
+                                     scope.pipeline_keys),
+                  dir_a / "service.log");
+  test::Service b(test::write_config(dir_b, input, output, group, scope.extra + test::fast_group,
+                                     scope.pipeline_keys),
+                  dir_b / "service.log");
   a.start();
   REQUIRE(a.wait_for_log("ready, starting at offset", 60s));
   b.start();
@@ -272,6 +460,12 @@ TEST_CASE("two instances share the partitions and a stopped one hands over witho
 }
 
 TEST_CASE("a zombie instance is fenced and nothing it writes after the takeover becomes visible") {
+  // Partition scope: B's init_transactions fences A's producers. Instance scope: A's producer is
+  // not fenced, but its consumer group generation is stale: the group coordinator refuses its
+  // offsets, and its transaction is aborted.
+  Scope scope;
+  SUBCASE("partition-scoped producers") { scope = partition_scope(); }
+  SUBCASE("instance-scoped producers") { scope = instance_scope(); }
   const auto dir_a = test::temp_dir("zombie-a");
   const auto dir_b = test::temp_dir("zombie-b");
   const auto input = test::unique_name("in");
@@ -283,9 +477,11 @@ TEST_CASE("a zombie instance is fenced and nothing it writes after the takeover 
   // Long transactions, so the zombie is frozen with some open.
   const std::string settings =
       std::string{"[transactions]\ncommit_interval_ms = 3000\nmax_records = 1000000\n"} +
-      test::fast_group;
-  test::Service a(test::write_config(dir_a, input, output, group, settings), dir_a / "service.log");
-  test::Service b(test::write_config(dir_b, input, output, group, settings), dir_b / "service.log");
+      scope.extra + test::fast_group;
+  test::Service a(test::write_config(dir_a, input, output, group, settings, scope.pipeline_keys),
+                  dir_a / "service.log");
+  test::Service b(test::write_config(dir_b, input, output, group, settings, scope.pipeline_keys),
+                  dir_b / "service.log");
 
   std::atomic<bool> input_done{false};
   std::thread producer([&] {
