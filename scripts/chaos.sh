@@ -9,6 +9,8 @@
 #   scripts/chaos.sh --runs N      N more runs of each case
 #   scripts/chaos.sh --table       only rewrite results/chaos.md from the file
 # Extra arguments go to ctest (e.g. -R "broker paused"). Start a new series by moving the file away.
+# EXACTLY_CHAOS_SCOPE=instance runs the cases with pipeline.producer_scope = "instance" (static
+# membership); their rows are named "<case> (instance scope)".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=until

@@ -18,6 +18,8 @@
 #include <ctime>
 #include <atomic>
 #include <fstream>
+#include <sstream>
+#include <string_view>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -45,6 +47,18 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int input_partitions = 6;
 constexpr std::uint64_t records_per_run = 100000;
+
+// EXACTLY_CHAOS_SCOPE=instance runs every case with pipeline.producer_scope = "instance" (and
+// static membership, one group.instance.id per fleet instance); its rows are the case names
+// followed by " (instance scope)".
+bool instance_scope() {
+  const char* scope = std::getenv("EXACTLY_CHAOS_SCOPE");
+  return scope != nullptr && std::string_view{scope} == "instance";
+}
+
+std::string scoped(const std::string& name) {
+  return instance_scope() ? name + " (instance scope)" : name;
+}
 
 // The runs of `name` already in the EXACTLY_CHAOS_RESULTS file.
 int recorded_runs(const std::string& name) {
@@ -100,8 +114,23 @@ class Fleet {
 
   void add() {
     const auto n = instances_.size();
+    auto config = config_;
+    if (instance_scope()) {
+      // Static membership: the instance's producer is named by it, so its restart fences the
+      // killed one at once (the line goes into the consumer table that test::fast_group opens).
+      std::ostringstream read;
+      read << std::ifstream(config_).rdbuf();
+      std::string text = read.str();
+      const std::string anchor = "\"heartbeat.interval.ms\" = 300\n";
+      const auto at = text.find(anchor);
+      REQUIRE_MESSAGE(at != std::string::npos, "no consumer table in " << config_);
+      text.insert(at + anchor.size(),
+                  fmt::format("\"group.instance.id\" = \"{}-{}\"\n", dir_.filename().string(), n));
+      config = dir_ / fmt::format("instance-{}.toml", n);
+      std::ofstream(config) << text;
+    }
     instances_.push_back(
-        {std::make_unique<test::Service>(config_, dir_ / fmt::format("instance-{}.log", n)), 0,
+        {std::make_unique<test::Service>(config, dir_ / fmt::format("instance-{}.log", n)), 0,
          false});
   }
   [[nodiscard]] std::size_t size() const { return instances_.size(); }
@@ -275,6 +304,11 @@ Pipeline make_pipeline(const std::string& name, const std::string& extra = {},
   test::create_topic(p.input, input_partitions);
   test::create_topic(p.output, input_partitions, output_configs);
   std::string keys = pipeline_keys;
+  std::string tables = extra;
+  if (instance_scope()) {
+    keys += "producer_scope = \"instance\"\n";
+    tables += "\n[quarantine]\nenabled = false\n";
+  }
   if (with_dlq) {
     p.dlq = test::unique_name("dlq");
     test::create_topic(p.dlq, 1);
@@ -282,7 +316,7 @@ Pipeline make_pipeline(const std::string& name, const std::string& extra = {},
   }
   p.config = test::write_config(
       p.dir, p.input, p.output, test::unique_name("group"),
-      std::string{"[metrics]\nlisten = \"127.0.0.1:0\"\n"} + test::fast_group + extra, keys);
+      std::string{"[metrics]\nlisten = \"127.0.0.1:0\"\n"} + test::fast_group + tables, keys);
   return p;
 }
 
@@ -340,7 +374,8 @@ void record_run(const std::string& name, const Outcome& o) {
 }
 
 // Runs a case `runs_of(name)` times, checks every run, and reports its line.
-void run_case(const std::string& name, const std::function<Outcome()>& once) {
+void run_case(const std::string& case_name, const std::function<Outcome()>& once) {
+  const std::string name = scoped(case_name);
   const int runs = runs_of(name);
   if (runs == 0) {
     MESSAGE(name, ": the results file has its runs already");
