@@ -1256,11 +1256,12 @@ void Engine::on_revoke(std::span<const std::int32_t> numbers, bool lost) {
   observer_.health.set_assignment(partitions_.size());
 }
 
-kafka::Error Engine::write_marker(Partition& p, const std::optional<Marker>& marker,
-                                  Clock::time_point deadline) {
+Engine::MarkerWrite Engine::write_marker(Partition& p, const std::optional<Marker>& marker,
+                                         Clock::time_point deadline) {
   // Touches only p and its producer: called concurrently for different partitions.
   const std::string value = marker ? encode(*marker) : std::string{};
-  if (kafka::Error e = p.producer->begin_transaction()) return e;
+  // The main path re-creates a producer that cannot begin a transaction; so does this.
+  if (kafka::Error e = p.producer->begin_transaction()) return {e, true};
   kafka::ProduceRecord record;
   record.key = p.producer->transactional_id();
   if (marker) record.value = value;
@@ -1272,16 +1273,20 @@ kafka::Error Engine::write_marker(Partition& p, const std::optional<Marker>& mar
       if (e.kind() != kafka::ErrorKind::retriable || Clock::now() >= deadline || hard_stop()) break;
       retry_pause(deadline);
     }
-    if (!e) return e;
+    // Committed, or an outcome that an abort cannot settle: a timed-out commit_transaction
+    // stays librdkafka's current call (any other call fails with _CONFLICT), and a failed one
+    // may have sent EndTxn already.
+    return {e, static_cast<bool>(e)};
   }
   if (e.kind() != kafka::ErrorKind::fatal) {
-    // Abortable, or an unknown outcome: abort what is left so that the next transaction can
-    // begin; a failed abort leaves the producer to be re-created.
+    // The produce failed before the commit: abort so that the next transaction can begin; a
+    // failed abort leaves the producer to be re-created.
     if (kafka::Error a = p.producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline))) {
-      return a;
+      return {a, true};
     }
+    return {e, false};
   }
-  return e;
+  return {e, true};
 }
 
 void Engine::start_markers(std::span<Partition* const> parts, Clock::time_point deadline) {
@@ -1381,18 +1386,18 @@ void Engine::start_markers(std::span<Partition* const> parts, Clock::time_point 
     }
     if (d.write) writes.emplace_back(p, d.write);
   }
-  std::vector<std::future<kafka::Error>> running;
+  std::vector<std::future<MarkerWrite>> running;
   for (auto& [p, marker] : writes) {
     running.push_back(std::async(std::launch::async, [this, p = p, &marker = marker, deadline] {
       return write_marker(*p, marker, std::max(deadline, Clock::now() + 5s));
     }));
   }
   for (std::size_t i = 0; i < writes.size(); ++i) {
-    if (kafka::Error e = running[i].get()) {
+    if (const MarkerWrite w = running[i].get()) {
       Partition& p = *writes[i].first;
       spdlog::error("{}: cannot write its quarantine marker: {}", p.producer->transactional_id(),
-                    e.describe());
-      if (e.kind() == kafka::ErrorKind::fatal) recreate(p, e);
+                    w.error.describe());
+      if (w.producer_lost) recreate(p, w.error);
     }
   }
 }
@@ -1408,12 +1413,13 @@ bool Engine::quarantine_step(Partition& p, std::int64_t offset) {
         .state = Marker::State::running, .offset = offset, .started = true, .owner = instance_tag_};
     p.marker_offset = offset;
     p.started_written = true;
-    if (kafka::Error e = write_marker(p, running, deadline)) {
+    if (const MarkerWrite w = write_marker(p, running, deadline)) {
       // The next owner reads the old quarantine marker as ended: only this owner's own death
       // count starts lower.
-      spdlog::warn("{}: cannot write its marker: {}", p.producer->transactional_id(), e.describe());
-      if (e.kind() == kafka::ErrorKind::fatal) {
-        recreate(p, e);
+      spdlog::warn("{}: cannot write its marker: {}", p.producer->transactional_id(),
+                   w.error.describe());
+      if (w.producer_lost) {
+        recreate(p, w.error);
         return false;
       }
     }
@@ -1441,12 +1447,12 @@ bool Engine::quarantine_step(Partition& p, std::int64_t offset) {
                       .grow = p.grow,
                       .alone = p.alone,
                       .owner = instance_tag_};
-  if (kafka::Error e = write_marker(p, marker, deadline)) {
+  if (const MarkerWrite w = write_marker(p, marker, deadline)) {
     spdlog::warn("{}: cannot write the marker of the transaction from offset {}: {}; retrying",
-                 p.producer->transactional_id(), from, e.describe());
+                 p.producer->transactional_id(), from, w.error.describe());
     if (p.position == kafka::offset_invalid) p.position = from;
-    if (e.kind() == kafka::ErrorKind::fatal) {
-      recreate(p, e);
+    if (w.producer_lost) {
+      recreate(p, w.error);
     } else {
       pause_for_backoff(p);
     }
@@ -1464,10 +1470,12 @@ bool Engine::mark_started(Partition& p) {
                       .deaths = p.deaths,
                       .started = true,
                       .owner = instance_tag_};
-  if (kafka::Error e = write_marker(p, marker, Clock::now() + config_.transactions.commit_timeout)) {
-    spdlog::warn("{}: cannot write its marker: {}", p.producer->transactional_id(), e.describe());
-    if (e.kind() == kafka::ErrorKind::fatal) {
-      recreate(p, e);
+  if (const MarkerWrite w =
+          write_marker(p, marker, Clock::now() + config_.transactions.commit_timeout)) {
+    spdlog::warn("{}: cannot write its marker: {}", p.producer->transactional_id(),
+                 w.error.describe());
+    if (w.producer_lost) {
+      recreate(p, w.error);
       return false;
     }
   }
@@ -1507,18 +1515,18 @@ void Engine::stop_markers(std::span<Partition* const> parts, bool lost,
     if (lost || p->quarantine) marker = alive_marker(*p);
     writes.emplace_back(p, marker);
   }
-  std::vector<std::future<kafka::Error>> running;
+  std::vector<std::future<MarkerWrite>> running;
   for (auto& [p, marker] : writes) {
     running.push_back(std::async(std::launch::async, [this, p = p, &marker = marker, deadline] {
       return write_marker(*p, marker, deadline);
     }));
   }
   for (std::size_t i = 0; i < writes.size(); ++i) {
-    if (kafka::Error e = running[i].get()) {
+    if (const MarkerWrite w = running[i].get()) {
       spdlog::log(lost ? spdlog::level::info : spdlog::level::warn,
                   "{}: cannot write its {} marker ({}): the next owner counts a death",
                   writes[i].first->producer->transactional_id(), lost ? "lost-alive" : "clean-stop",
-                  e.describe());
+                  w.error.describe());
     }
   }
 }

@@ -208,9 +208,17 @@ class Engine final : public kafka::RebalanceHandler {
   // Reads the markers of these partitions and writes each new owner's marker; sets the
   // partitions' quarantine state. Called from on_assign once their committed offsets are known.
   void start_markers(std::span<Partition* const> parts, Clock::time_point deadline);
+  // The result of a marker write. A commit that began and failed (or did not finish) leaves the
+  // producer unusable: librdkafka refuses any other transactional call until it is resumed, and
+  // only a new producer's init_transactions settles its outcome.
+  struct MarkerWrite {
+    kafka::Error error;
+    bool producer_lost = false;
+    explicit operator bool() const { return static_cast<bool>(error); }
+  };
   // Writes p's marker (nullopt: a tombstone) in a transaction of its own.
-  [[nodiscard]] kafka::Error write_marker(Partition& p, const std::optional<Marker>& marker,
-                                          Clock::time_point deadline);
+  [[nodiscard]] MarkerWrite write_marker(Partition& p, const std::optional<Marker>& marker,
+                                         Clock::time_point deadline);
   // Before record `offset` of a partition in quarantine: the marker naming it, or the end of the
   // quarantine. False when the record must wait (the partition is paused for a retry).
   bool quarantine_step(Partition& p, std::int64_t offset);
