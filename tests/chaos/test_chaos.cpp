@@ -560,9 +560,18 @@ TEST_CASE("chaos: a service paused longer than the transaction timeout") {
       std::this_thread::sleep_for(2s);
       fleet.service(0).signal(SIGSTOP);
       std::this_thread::sleep_for(12s);
-      const auto before = fleet.snapshot();
       fleet.service(0).signal(SIGCONT);
-      recoveries.push_back(fleet.recovery(before, Clock::now(), 0));
+      const auto woke = Clock::now();
+      // A stopped process answers no scrape (its count would read as -1, and any commit would
+      // end the recovery at once): the count is read once it is awake, and the recovery runs to
+      // the next commit after that.
+      auto awake = fleet.snapshot();
+      for (int tries = 0; awake.seen.at(0).second < 0 && tries < 100; ++tries) {
+        std::this_thread::sleep_for(20ms);
+        awake = fleet.snapshot();
+      }
+      REQUIRE(awake.seen.at(0).second >= 0);
+      recoveries.push_back(fleet.recovery(awake, woke, 0));
     }
     return finish(fleet, p, feeder.finish(), std::move(recoveries));
   });
