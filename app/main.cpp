@@ -38,6 +38,7 @@
 #include "ops/observer.h"
 #include "ops/signals.h"
 #include "plugin/builtins.h"
+#include "plugin/counters.h"
 #include "plugin/loader.h"
 #include "sample/payments.h"
 #include "transforms/transform.h"
@@ -141,7 +142,8 @@ int cmd_run(const po::variables_map& vm) {
   auto config = load_config(vm);
   if (!config) return exit_config;
   setup_logging(*config);
-  if (!preflight(*config)) return exit_config;
+  // The transform first: a plugin that cannot load is this host's problem, and is reported even
+  // when the cluster is out of reach.
   exactly::transforms::CreateResult created;
   std::string transform_version = exactly::version;
   if (!config->transform.plugin.empty()) {
@@ -164,8 +166,16 @@ int cmd_run(const po::variables_map& vm) {
     spdlog::error("refusing to start: transform '{}': {}", config->transform.name, created.error);
     return exit_config;
   }
+  if (!preflight(*config)) return exit_config;
   // Declared before the server, so the server stops before they go.
   exactly::ops::Metrics metrics;
+  metrics.set_plugin_counts([] {
+    std::vector<exactly::ops::PluginCount> counts;
+    for (auto& entry : exactly::plugin::global_counters().snapshot()) {
+      counts.push_back({std::move(entry.plugin), std::move(entry.name), entry.value});
+    }
+    return counts;
+  });
   exactly::ops::Health health(config->health.stalled_after, config->health.commit_age,
                               exactly::ops::Health::Clock::now());
   const exactly::ops::Observer observer{metrics, health};

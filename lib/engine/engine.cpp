@@ -118,6 +118,18 @@ kafka::Properties producer_properties(const config::Config& config) {
   return props;
 }
 
+template <class Call>
+kafka::Error Engine::retrying(Call call, Clock::time_point deadline) {
+  for (;;) {
+    kafka::Error e = call(bound(config_.transactions.commit_timeout, deadline));
+    if (e.kind() != kafka::ErrorKind::retriable || Clock::now() >= deadline || hard_stop()) {
+      return e;
+    }
+    observer_.metrics.error(ops::ErrorKind::retriable, ops::ErrorAction::retry);
+    retry_pause(deadline);
+  }
+}
+
 Engine::Engine(const config::Config& config, transforms::Transform& transform,
                std::string transform_version, std::optional<ops::Observer> observer)
     : config_(config),
@@ -782,21 +794,18 @@ std::pair<Engine::Outcome, kafka::Error> Engine::commit_one(std::span<Partition*
     offsets.push_back({q->number, q->position});
   }
   const auto began = Clock::now();
-  kafka::Error e;
-  for (;;) {
-    e = p.producer->send_offsets_to_transaction(config_.pipeline.input_topic, offsets, group,
-                                                bound(config_.transactions.commit_timeout, deadline));
-    if (e.kind() != kafka::ErrorKind::retriable || Clock::now() >= deadline || hard_stop()) break;
-    retry_pause(deadline);
-  }
+  kafka::Error e = retrying(
+      [&](std::chrono::milliseconds timeout) {
+        return p.producer->send_offsets_to_transaction(config_.pipeline.input_topic, offsets,
+                                                       group, timeout);
+      },
+      deadline);
   bool committing = false;  // commit_transaction was called
   if (!e) {
     committing = true;
-    for (;;) {
-      e = p.producer->commit_transaction(bound(config_.transactions.commit_timeout, deadline));
-      if (e.kind() != kafka::ErrorKind::retriable || Clock::now() >= deadline || hard_stop()) break;
-      retry_pause(deadline);
-    }
+    e = retrying(
+        [&](std::chrono::milliseconds timeout) { return p.producer->commit_transaction(timeout); },
+        deadline);
     if (e.kind() == kafka::ErrorKind::retriable) {
       // A commit whose outcome is unknown: only a new producer's epoch bump settles it.
       spdlog::warn("{}: commit of attempt {}, {}, did not finish: {}",
@@ -933,12 +942,9 @@ void Engine::abort_and_rewind(Partition& p, ops::AbortReason reason, const char*
     // One transaction holds every partition's range: all of them are redone.
     if (instance_open_ && p.producer) {
       observer_.metrics.transaction_aborted(reason);
-      kafka::Error e;
-      for (;;) {
-        e = p.producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline));
-        if (e.kind() != kafka::ErrorKind::retriable || Clock::now() >= deadline || hard_stop()) break;
-        retry_pause(deadline);
-      }
+      const kafka::Error e = retrying(
+          [&](std::chrono::milliseconds timeout) { return p.producer->abort_transaction(timeout); },
+          deadline);
       instance_open_ = false;
       counters_.aborted.fetch_add(1, std::memory_order_relaxed);
       if (e) {
@@ -959,12 +965,9 @@ void Engine::abort_and_rewind(Partition& p, ops::AbortReason reason, const char*
   }
   if (p.in_transaction) {
     observer_.metrics.transaction_aborted(reason);
-    kafka::Error e;
-    for (;;) {
-      e = p.producer->abort_transaction(bound(config_.transactions.commit_timeout, deadline));
-      if (e.kind() != kafka::ErrorKind::retriable || Clock::now() >= deadline || hard_stop()) break;
-      retry_pause(deadline);
-    }
+    const kafka::Error e = retrying(
+        [&](std::chrono::milliseconds timeout) { return p.producer->abort_transaction(timeout); },
+        deadline);
     p.in_transaction = false;
     counters_.aborted.fetch_add(1, std::memory_order_relaxed);
     if (e) {
@@ -1002,6 +1005,7 @@ std::unique_ptr<kafka::TransactionalProducer> Engine::make_producer(std::int32_t
       return nullptr;
     }
     spdlog::warn("init_transactions of '{}': {}; retrying", id, e.describe());
+    observer_.metrics.error(ops::ErrorKind::retriable, ops::ErrorAction::retry);
     retry_pause(deadline);
   }
 }
@@ -1084,6 +1088,7 @@ kafka::Error Engine::committed(std::vector<kafka::PartitionOffset>& offsets,
     kafka::Error e = consumer_->committed(offsets, bound(config_.transactions.commit_timeout, deadline));
     if (e.kind() != kafka::ErrorKind::retriable || Clock::now() >= deadline) return e;
     spdlog::warn("reading committed offsets: {}; retrying", e.describe());
+    observer_.metrics.error(ops::ErrorKind::retriable, ops::ErrorAction::retry);
     retry_pause(deadline);
   }
 }
@@ -1268,11 +1273,9 @@ Engine::MarkerWrite Engine::write_marker(Partition& p, const std::optional<Marke
   record.topic = marker_topic_;
   kafka::Error e = p.producer->produce(record, bound(config_.transactions.commit_timeout, deadline));
   if (!e) {
-    for (;;) {
-      e = p.producer->commit_transaction(bound(config_.transactions.commit_timeout, deadline));
-      if (e.kind() != kafka::ErrorKind::retriable || Clock::now() >= deadline || hard_stop()) break;
-      retry_pause(deadline);
-    }
+    e = retrying(
+        [&](std::chrono::milliseconds timeout) { return p.producer->commit_transaction(timeout); },
+        deadline);
     // Committed, or an outcome that an abort cannot settle: a timed-out commit_transaction
     // stays librdkafka's current call (any other call fails with _CONFLICT), and a failed one
     // may have sent EndTxn already.

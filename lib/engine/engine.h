@@ -232,6 +232,11 @@ class Engine final : public kafka::RebalanceHandler {
   int shutdown(const std::atomic<int>& signals, int code);
   // A second signal: stop retrying, abort, exit.
   [[nodiscard]] bool hard_stop() const { return signals_ != nullptr && signals_->load() > 1; }
+  // Calls `call(timeout)` (a transactional call, given the time it may take) until it does not
+  // fail retriably, the deadline passes or a hard stop comes, pausing between tries. Each retry
+  // counts in exactly_errors_total{kind="retriable",action="retry"}. The last try's error.
+  template <class Call>
+  kafka::Error retrying(Call call, Clock::time_point deadline);
   void fail(std::string message, int code);
 
   const config::Config& config_;

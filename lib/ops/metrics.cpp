@@ -1,6 +1,7 @@
 #include "ops/metrics.h"
 
 #include <prometheus/text_serializer.h>
+#include <spdlog/spdlog.h>
 
 namespace exactly::ops {
 namespace {
@@ -178,7 +179,10 @@ Metrics::Metrics(std::string_view version)
       quarantined_(gauge(registry_, "exactly_quarantined_partitions",
                          "Partitions whose committed offset is held by a quarantine")),
       in_flight_(gauge(registry_, "exactly_producer_requests_in_flight",
-                       "Requests the transactional producers sent and await a response for")) {
+                       "Requests the transactional producers sent and await a response for")),
+      plugin_family_(counter_family(registry_, "exactly_plugin_counter_total",
+                                    "Counters a plugin keeps through the host API (counter_add), "
+                                    "by plugin and counter name; not transactional")) {
   dead_lettered_ = by_reason(
       counter_family(registry_, "exactly_records_dead_lettered_total",
                      "Input records written to the dead-letter topic, by error class"),
@@ -196,6 +200,7 @@ Metrics::Metrics(std::string_view version)
 }
 
 std::string Metrics::serialize() const {
+  export_plugin_counts();
   return prometheus::TextSerializer{}.Serialize(registry_.Collect());
 }
 
@@ -232,6 +237,36 @@ void Metrics::remove_partition(std::string_view topic, std::int32_t partition) {
     std::int64_t in_flight = 0;
     for (const auto& [number, state] : producers_) in_flight += state.in_flight;
     in_flight_.Set(static_cast<double>(in_flight));
+  }
+}
+
+void Metrics::export_plugin_counts() const {
+  if (!plugin_counts_) return;
+  const std::vector<PluginCount> counts = plugin_counts_();
+  const std::lock_guard lock(plugin_mutex_);
+  for (const PluginCount& count : counts) {
+    auto key = std::make_pair(count.plugin, count.name);
+    auto it = plugin_series_.find(key);
+    if (it == plugin_series_.end()) {
+      if (plugin_series_.size() >= max_plugin_series) {
+        if (!plugin_cap_warned_) {
+          plugin_cap_warned_ = true;
+          spdlog::warn(
+              "metrics: plugin {} counter '{}' is not exported: plugins already have {} counters, "
+              "the most exactly_plugin_counter_total keeps",
+              count.plugin, count.name, max_plugin_series);
+        }
+        continue;
+      }
+      prometheus::Counter& series =
+          plugin_family_.Add({{"plugin", count.plugin}, {"counter", count.name}});
+      it = plugin_series_.emplace(std::move(key), std::make_pair(&series, 0)).first;
+    }
+    auto& [series, exported] = it->second;
+    if (count.value > exported) {
+      series->Increment(static_cast<double>(count.value - exported));
+      exported = count.value;
+    }
   }
 }
 

@@ -21,12 +21,14 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -74,8 +76,20 @@ struct PartitionMetrics {
   prometheus::Gauge* last_stable_offset = nullptr;  // likewise
 };
 
+// A counter a plugin keeps through the host API's counter_add (plugin::Counters holds them).
+struct PluginCount {
+  std::string plugin;
+  std::string name;
+  std::uint64_t value = 0;
+};
+using PluginCounts = std::function<std::vector<PluginCount>()>;
+
 class Metrics {
  public:
+  // Plugins name their counters, so their series are capped: names past this many are not
+  // exported (a warning says which).
+  static constexpr std::size_t max_plugin_series = 200;
+
   using Duration = std::chrono::steady_clock::duration;
 
   explicit Metrics(std::string_view version = exactly::version);
@@ -83,8 +97,13 @@ class Metrics {
   Metrics& operator=(const Metrics&) = delete;
 
   [[nodiscard]] prometheus::Registry& registry() { return registry_; }
-  // Everything in the Prometheus text exposition format (what GET /metrics returns).
+  // Everything in the Prometheus text exposition format (what GET /metrics returns). Reads the
+  // plugin counters first, when a source is set.
   [[nodiscard]] std::string serialize() const;
+
+  // Where the plugins' counters come from: each serialize() exports them as
+  // exactly_plugin_counter_total{plugin,counter}. Set once, before the HTTP server starts.
+  void set_plugin_counts(PluginCounts source) { plugin_counts_ = std::move(source); }
 
   // On assignment: the partition's series, created at 0 (or the existing ones if it is already
   // added). Also counts it in exactly_assigned_partitions.
@@ -132,6 +151,8 @@ class Metrics {
   }
   static double seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
+  void export_plugin_counts() const;
+
   struct ProducerState {
     std::string client;  // librdkafka's instance name: a new one is a new producer
     std::int64_t retries = 0;
@@ -172,6 +193,15 @@ class Metrics {
   std::mutex mutex_;
   std::map<std::pair<std::string, std::int32_t>, PartitionMetrics> assigned_;
   std::map<std::int32_t, ProducerState> producers_;
+
+  // Plugin counters: what was exported so far, per (plugin, name). Scrapes run concurrently.
+  PluginCounts plugin_counts_;
+  prometheus::Family<prometheus::Counter>& plugin_family_;
+  mutable std::mutex plugin_mutex_;
+  mutable std::map<std::pair<std::string, std::string>,
+                   std::pair<prometheus::Counter*, std::uint64_t>>
+      plugin_series_;
+  mutable bool plugin_cap_warned_ = false;
 };
 
 }  // namespace exactly::ops

@@ -80,13 +80,17 @@ void produce_payments(const std::string& topic, std::uint64_t start, std::uint64
 }
 
 void produce_raw(const std::string& topic, std::int32_t partition, const std::string& key,
-                 const std::string& value) {
+                 const std::string& value,
+                 const std::vector<std::pair<std::string, std::string>>& headers) {
   std::string error;
   auto producer = kafka::PlainProducer::create({{"bootstrap.servers", bootstrap()}}, topic, error);
   REQUIRE_MESSAGE(producer, error);
+  std::vector<kafka::ProduceHeader> raw_headers;
+  for (const auto& [name, header_value] : headers) raw_headers.push_back({name, header_value});
   kafka::ProduceRecord record;
   record.key = key;
   record.value = value;
+  record.headers = raw_headers;
   record.partition = partition;
   auto e = producer->produce(record);
   REQUIRE_MESSAGE(!e, e.describe());
@@ -123,6 +127,7 @@ std::vector<DeadLetter> read_dead_letters(const std::string& dlq) {
   read.topic = dlq;
   auto error = kafka::read_topic(read, [&](const kafka::ReadRecord& r) {
     DeadLetter d;
+    if (r.key) d.key = std::string{*r.key};
     d.value = std::string{r.value.value_or("")};
     for (const auto& h : r.headers) d.headers[std::string{h.name}] = std::string{h.value.value_or("")};
     d.partition = std::stoi(d.headers["exactly.error.partition"]);

@@ -45,7 +45,8 @@ void produce_payments(const std::string& topic, std::uint64_t start, std::uint64
 
 // Writes one record with this value (and key) to a partition of `topic`.
 void produce_raw(const std::string& topic, std::int32_t partition, const std::string& key,
-                 const std::string& value);
+                 const std::string& value,
+                 const std::vector<std::pair<std::string, std::string>>& headers = {});
 // Produces `records` (key, value) to `partition` of `topic` in one transaction of a fresh
 // transactional producer, and commits it: a transaction marker follows the last record.
 void produce_transaction(const std::string& topic, std::int32_t partition,
@@ -77,6 +78,7 @@ verify::Report wait_for_outputs(const std::string& input, const std::string& out
 struct DeadLetter {
   std::int32_t partition = 0;  // of the input record (exactly.error.partition)
   std::int64_t offset = 0;     // of the input record (exactly.error.offset)
+  std::optional<std::string> key;
   std::string value;
   std::map<std::string, std::string> headers;
 };

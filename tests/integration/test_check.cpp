@@ -118,6 +118,69 @@ TEST_CASE("check fails a missing output topic") {
   CHECK_FALSE(description.exists);
 }
 
+TEST_CASE("check fails a missing input topic") {
+  const auto dir = test::temp_dir("check-missing-input");
+  const auto input = test::unique_name("missing-in");
+  const auto output = test::unique_name("out");
+  const auto marker = test::unique_name("markers");
+  test::create_topic(output, 1);
+  test::create_topic(marker, 1, {{"cleanup.policy", "compact"}});
+  const auto config =
+      test::write_config(dir, input, output, test::unique_name("group"), marker_config(marker));
+  const auto checked = run_check(dir, config);
+  INFO(checked.log);
+  CHECK(checked.code == 1);
+  CHECK(has(checked.log, fmt::format("[fail] input topic '{}' does not exist", input)));
+  CHECK(has(checked.log, fmt::format("[pass] output topic '{}' exists", output)));
+  CHECK(lines_with(checked.log, "[fail]") == 1);
+}
+
+TEST_CASE("check fails a missing dead-letter topic and judges an existing one's durability") {
+  const auto dir = test::temp_dir("check-dlq");
+  const auto input = test::unique_name("in");
+  const auto output = test::unique_name("out");
+  const auto dlq = test::unique_name("dlq");
+  const auto marker = test::unique_name("markers");
+  test::create_topic(input, 1);
+  test::create_topic(output, 1);
+  test::create_topic(marker, 1, {{"cleanup.policy", "compact"}});
+  const auto config =
+      test::write_config(dir, input, output, test::unique_name("group"), marker_config(marker),
+                         fmt::format("on_error = \"dlq\"\ndlq_topic = \"{}\"", dlq));
+  auto checked = run_check(dir, config);
+  {
+    INFO(checked.log);
+    CHECK(checked.code == 1);
+    CHECK(has(checked.log, fmt::format("[fail] dead-letter topic '{}' does not exist", dlq)));
+    CHECK(lines_with(checked.log, "[fail]") == 1);
+  }
+
+  // Once it exists, it passes, and its durability is judged like the output's.
+  test::create_topic(dlq, 1);
+  checked = run_check(dir, config);
+  INFO(checked.log);
+  CHECK(checked.code == 0);
+  CHECK(has(checked.log, fmt::format("[pass] dead-letter topic '{}' exists: 1 partition", dlq)));
+  CHECK(has(checked.log,
+            fmt::format("[warn] dead-letter topic '{}' has replication factor 1, below 3", dlq)));
+  CHECK(has(checked.log,
+            fmt::format("[warn] dead-letter topic '{}' has min.insync.replicas=1, below 2", dlq)));
+  CHECK(lines_with(checked.log, "[fail]") == 0);
+}
+
+TEST_CASE("check refuses a commit interval not below the transaction timeout before any checklist") {
+  const auto dir = test::temp_dir("check-interval");
+  const auto config = test::write_config(
+      dir, test::unique_name("in"), test::unique_name("out"), test::unique_name("group"),
+      "[transactions]\ncommit_interval_ms = 20000\ntimeout_ms = 20000\n");
+  const auto checked = run_check(dir, config);
+  INFO(checked.log);
+  CHECK(checked.code == 2);
+  CHECK(has(checked.log, "commit_interval_ms"));
+  CHECK(has(checked.log, config.string()));
+  CHECK(lines_with(checked.log, "[pass]") == 0);
+}
+
 TEST_CASE("check fails partitioning by input with fewer output partitions") {
   const auto dir = test::temp_dir("check-partitions");
   const auto input = test::unique_name("in");

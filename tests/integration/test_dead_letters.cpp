@@ -178,12 +178,15 @@ TEST_CASE("a loaded plugin's failing records are dead-lettered once and the rest
   constexpr int failing = 5;
   for (int i = 0; i < failing; ++i) {
     test::produce_payments(input, static_cast<std::uint64_t>(i) * 399, 399);
-    test::produce_raw(input, 0, fmt::format("f-{}", i), "error");  // the plugin fails on it
+    // The plugin fails on it; its dead letter must keep key, value and headers.
+    test::produce_raw(input, 0, fmt::format("f-{}", i), "error",
+                      {{"trace-id", fmt::format("t-{}", i)}, {"source", "billing"}});
   }
   constexpr std::uint64_t total = failing * 400;
+  const auto group = test::unique_name("group");
 
   test::Service service(
-      test::write_config(dir, input, output, test::unique_name("group"),
+      test::write_config(dir, input, output, group,
                          fmt::format("[transform]\nname = \"good\"\nplugin = \"{}\"\n"
                                      "[transform.config]\nsuffix = \"!\"\n",
                                      EXACTLY_TEST_PLUGIN_GOOD),
@@ -205,12 +208,23 @@ TEST_CASE("a loaded plugin's failing records are dead-lettered once and the rest
   CHECK(report.dead_letters == failing);
   const auto letters = test::read_dead_letters(dlq);
   REQUIRE(letters.size() == failing);
+  std::set<std::string> keys;
   for (const auto& d : letters) {
+    REQUIRE(d.key.has_value());
+    keys.insert(*d.key);
+    CHECK(d.headers.at("trace-id") == "t-" + d.key->substr(2));
+    CHECK(d.headers.at("source") == "billing");
     CHECK(d.value == "error");
     CHECK(d.headers.at("exactly.error.class") == "transform");
     CHECK(d.headers.at("exactly.error.message").find("asked to fail at offset") != std::string::npos);
     CHECK(d.headers.at("exactly.error.plugin") == "good");
+    CHECK(d.headers.at("exactly.error.plugin.version") == "1.2.3");
+    CHECK(d.headers.at("exactly.error.topic") == input);
+    CHECK(d.headers.at("exactly.error.partition") == "0");
+    CHECK(d.headers.at("exactly.error.group") == group);
+    CHECK(std::stoll(d.headers.at("exactly.error.timestamp")) > 0);
   }
+  CHECK(keys == std::set<std::string>{"f-0", "f-1", "f-2", "f-3", "f-4"});
   // The plugin's own output: the value with its configured suffix.
   std::uint64_t suffixed = 0;
   kafka::ReadOptions read;

@@ -107,7 +107,34 @@ TEST_CASE("start-up refuses a missing topic and a bad config with exit code 2") 
   INFO(service.log_text());
   REQUIRE(code.has_value());
   CHECK(*code == 2);
+  CHECK(service.log_count("refusing to start") >= 1);
   CHECK(service.log_count(fmt::format("input topic '{}'", missing)) >= 1);
+
+  // A missing output topic, then a missing dead-letter topic: refused the same way.
+  const auto input = test::unique_name("in");
+  test::create_topic(input, 1);
+  const auto missing_output = test::unique_name("missing-out");
+  const auto missing_dlq = test::unique_name("missing-dlq");
+  const struct {
+    std::filesystem::path config;
+    std::string expected;
+  } cases[] = {
+      {test::write_config(test::temp_dir("refusal-no-output"), input, missing_output,
+                          test::unique_name("group")),
+       fmt::format("output topic '{}' does not exist", missing_output)},
+      {test::write_config(test::temp_dir("refusal-no-dlq"), input, output,
+                          test::unique_name("group"), "",
+                          fmt::format("on_error = \"dlq\"\ndlq_topic = \"{}\"", missing_dlq)),
+       fmt::format("dead-letter topic '{}' does not exist", missing_dlq)},
+  };
+  for (const auto& c : cases) {
+    test::Service refused(c.config, c.config.parent_path() / "service.log");
+    const int refused_code = refused.run_to_end({"run", "--config", c.config.string()}, 60s);
+    INFO(refused.log_text());
+    CHECK(refused_code == 2);
+    CHECK(refused.log_count("refusing to start") >= 1);
+    CHECK(refused.log_count(c.expected) >= 1);
+  }
 
   const auto bad = dir / "bad.toml";
   {

@@ -6,7 +6,10 @@
 // output once. A service that loses its partitions alive counts no death.
 #include <signal.h>
 
+#include <filesystem>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -20,12 +23,14 @@ using namespace exactly;
 namespace {
 
 // Restarts the service whenever it dies, as Kubernetes would, until every input is reflected;
-// returns the deaths.
-int restart_until_complete(test::Service& service, const std::string& input,
+// returns the deaths. With several instances, each start is the next one's: the partitions move
+// to another instance after every death.
+int restart_until_complete(const std::vector<test::Service*>& instances, const std::string& input,
                            const std::string& output, const std::string& dlq, std::uint64_t total) {
   int deaths = 0;
   bool complete = false;
   for (int start = 0; start < 12 && !complete; ++start) {
+    test::Service& service = *instances[static_cast<std::size_t>(start) % instances.size()];
     service.start();
     const auto give_up = std::chrono::steady_clock::now() + 120s;
     while (std::chrono::steady_clock::now() < give_up && service.running()) {
@@ -44,9 +49,23 @@ int restart_until_complete(test::Service& service, const std::string& input,
       ++deaths;
     }
   }
-  INFO(service.log_text());
+  std::string logs;
+  for (const test::Service* service : instances) logs += service->log_text();
+  INFO(logs);
   REQUIRE(complete);
   return deaths;
+}
+
+int restart_until_complete(test::Service& service, const std::string& input,
+                           const std::string& output, const std::string& dlq, std::uint64_t total) {
+  return restart_until_complete(std::vector<test::Service*>{&service}, input, output, dlq, total);
+}
+
+// The sum over the instances' logs.
+int log_count(const std::vector<test::Service*>& instances, const std::string& needle) {
+  int count = 0;
+  for (const test::Service* service : instances) count += service->log_count(needle);
+  return count;
 }
 
 }  // namespace
@@ -65,21 +84,37 @@ TEST_CASE("a record that crashes the process is quarantined and dead-lettered as
   constexpr std::uint64_t total = 801;
   constexpr int deaths_to_quarantine = 3;
 
-  test::Service service(
-      test::write_config(dir, input, output, test::unique_name("group"),
-                         fmt::format("[transform]\nname = \"good\"\nplugin = \"{}\"\n"
-                                     "[transactions]\nmax_records = 50\n"
-                                     "[quarantine]\ndeaths = {}\n{}",
-                                     EXACTLY_TEST_PLUGIN_GOOD, deaths_to_quarantine,
-                                     test::fast_group),
-                         fmt::format("on_error = \"dlq\"\ndlq_topic = \"{}\"\n", dlq)),
-      dir / "service.log");
+  // Two instances (two pods: their own directories, configs and logs) of one pipeline. They
+  // take turns: after each death the partitions move to the other one, which must find the
+  // dead one's markers in Kafka.
+  const auto group = test::unique_name("group");
+  std::vector<std::unique_ptr<test::Service>> pods;
+  for (const char* pod : {"pod-a", "pod-b"}) {
+    const auto pod_dir = dir / pod;
+    std::filesystem::create_directories(pod_dir);
+    pods.push_back(std::make_unique<test::Service>(
+        test::write_config(pod_dir, input, output, group,
+                           fmt::format("[transform]\nname = \"good\"\nplugin = \"{}\"\n"
+                                       "[transactions]\nmax_records = 50\n"
+                                       "[quarantine]\ndeaths = {}\n{}",
+                                       EXACTLY_TEST_PLUGIN_GOOD, deaths_to_quarantine,
+                                       test::fast_group),
+                           fmt::format("on_error = \"dlq\"\ndlq_topic = \"{}\"\n", dlq)),
+        pod_dir / "service.log"));
+  }
+  const std::vector<test::Service*> instances{pods[0].get(), pods[1].get()};
 
-  const int deaths = restart_until_complete(service, input, output, dlq, total);
-  service.signal(SIGTERM);
-  const auto code = service.wait(60s);
-  REQUIRE(code.has_value());
-  CHECK(*code == 0);
+  const int deaths = restart_until_complete(instances, input, output, dlq, total);
+  for (test::Service* service : instances) {
+    if (!service->running()) continue;
+    service->signal(SIGTERM);
+    const auto code = service->wait(60s);
+    REQUIRE(code.has_value());
+    CHECK(*code == 0);
+  }
+  // Both instances ran, and died: the markers went from one to the other.
+  CHECK(pods[0]->log_count("starting: config") >= 2);
+  CHECK(pods[1]->log_count("starting: config") >= 2);
 
   const auto report = test::audit(input, output, dlq);
   MESSAGE(fmt::format("quarantine test: {} deaths; audit: {}", deaths, report.summary()));
@@ -96,11 +131,11 @@ TEST_CASE("a record that crashes the process is quarantined and dead-lettered as
   // between the first deaths may add a few.
   CHECK(deaths >= deaths_to_quarantine + 2);
   CHECK(deaths <= deaths_to_quarantine + 7);
-  CHECK(service.log_count("deaths in a row at offset") >= 1);
-  CHECK(service.log_count("in transactions of their own, from 1 record each") >= 1);
-  CHECK(service.log_count("(1 of 2): running it alone once more") == 1);
-  CHECK(service.log_count("died 2 times while running offset") == 1);
-  CHECK(service.log_count("quarantine of offsets") >= 1);
+  CHECK(log_count(instances, "deaths in a row at offset") >= 1);
+  CHECK(log_count(instances, "in transactions of their own, from 1 record each") >= 1);
+  CHECK(log_count(instances, "(1 of 2): running it alone once more") == 1);
+  CHECK(log_count(instances, "died 2 times while running offset") == 1);
+  CHECK(log_count(instances, "quarantine of offsets") >= 1);
 
   const auto letters = test::read_dead_letters(dlq);
   REQUIRE(letters.size() == 1);

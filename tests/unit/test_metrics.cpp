@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "exactly/version.h"
 #include "ops/health.h"
@@ -192,6 +193,34 @@ TEST_CASE("producer statistics: retries counted by delta, in-flight summed over 
   // Partition 1 goes, and its producer's requests with it.
   m.remove_partition("payments", 1);
   CHECK(contains(m.serialize(), "exactly_producer_requests_in_flight 0"));
+}
+
+TEST_CASE("plugin counters are exported on each scrape, capped in number") {
+  Metrics m;
+  std::vector<exactly::ops::PluginCount> counts{{"uppercase", "records_upcased", 3},
+                                                {"uppercase", "bytes_seen", 40}};
+  m.set_plugin_counts([&counts] { return counts; });
+  std::string text = m.serialize();
+  CHECK(contains(text, "exactly_plugin_counter_total{counter=\"records_upcased\",plugin=\"uppercase\"} 3"));
+  CHECK(contains(text, "exactly_plugin_counter_total{counter=\"bytes_seen\",plugin=\"uppercase\"} 40"));
+
+  counts[0].value = 10;
+  text = m.serialize();
+  CHECK(contains(text, "exactly_plugin_counter_total{counter=\"records_upcased\",plugin=\"uppercase\"} 10"));
+
+  // Names past the cap are not exported; the ones already there keep counting.
+  for (std::size_t i = 0; i < Metrics::max_plugin_series; ++i) {
+    counts.push_back({"uppercase", "c" + std::to_string(i), 1});
+  }
+  counts[1].value = 41;
+  text = m.serialize();
+  CHECK(contains(text, "exactly_plugin_counter_total{counter=\"bytes_seen\",plugin=\"uppercase\"} 41"));
+  std::size_t series = 0;
+  for (std::size_t at = text.find("exactly_plugin_counter_total{"); at != std::string::npos;
+       at = text.find("exactly_plugin_counter_total{", at + 1)) {
+    ++series;
+  }
+  CHECK(series == Metrics::max_plugin_series);
 }
 
 TEST_CASE("the observer's statistics handlers feed metrics") {

@@ -157,18 +157,23 @@ typedef struct exactly_plugin_descriptor_t {
    * or on any failure: write a NUL-terminated message of at most error_len bytes (including the
    * NUL) into error and return EXACTLY_ERROR; the host shows the message and refuses to start. */
   exactly_status_t (*create)(const char* config_json, size_t len, const exactly_host_api_t* host,
-                             void** instance_out, char* error, size_t error_len);
+                             void** instance_out, /* the plugin's, owned by it until destroy() */
+                             char* error, /* the host's buffer of error_len bytes, for the call */
+                             size_t error_len);
 
   /* Processes one record: calls emitter->emit zero or more times, then returns EXACTLY_OK,
    * EXACTLY_SKIP or EXACTLY_ERROR. On EXACTLY_ERROR (and optionally on EXACTLY_SKIP) writes a
    * NUL-terminated reason of at most error_len bytes into error. The host discards whatever was
    * emitted for a record whose process() does not return EXACTLY_OK. See REPLAY above. */
-  exactly_status_t (*process)(void* instance, const exactly_record_t* record,
-                              exactly_emitter_t* emitter, char* error, size_t error_len);
+  exactly_status_t (*process)(void* instance, /* what create() stored; the plugin's */
+                              const exactly_record_t* record, /* borrowed for the call */
+                              exactly_emitter_t* emitter,     /* borrowed for the call */
+                              char* error, /* the host's buffer of error_len bytes, for the call */
+                              size_t error_len);
 
   /* Frees an instance that create() returned. Called once per instance, never concurrently with
    * process() on it. */
-  void (*destroy)(void* instance);
+  void (*destroy)(void* instance /* what create() stored; invalid once destroy() returns */);
 } exactly_plugin_descriptor_t;
 
 /* The smallest descriptor a version-1 host accepts. */
