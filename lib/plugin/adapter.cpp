@@ -1,6 +1,7 @@
 #include "plugin/adapter.h"
 
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <exception>
 #include <optional>
@@ -18,10 +19,20 @@ std::string_view bytes(const char* data, std::size_t len) {
   return len == 0 ? std::string_view{} : std::string_view{data, len};
 }
 
+// Up to 32 bytes of `text` for a log line, each byte outside printable ASCII as '?'.
+std::string printable_prefix(std::string_view text) {
+  std::string out{text.substr(0, 32)};
+  for (char& c : out) {
+    if (c < 0x20 || c > 0x7e) c = '?';
+  }
+  return out;
+}
+
 // What the host API's host_ctx points to: one per instance.
 struct HostContext {
   std::string plugin;
   Counters* counters = nullptr;
+  std::atomic<bool> warned_name{false};  // a counter name was refused (warned once)
 };
 
 void host_log(void* ctx, std::int32_t level, const char* message) noexcept {
@@ -40,11 +51,20 @@ void host_log(void* ctx, std::int32_t level, const char* message) noexcept {
 
 void host_counter_add(void* ctx, const char* name, std::uint64_t delta) noexcept {
   try {
-    const auto* host = static_cast<const HostContext*>(ctx);
-    if (name == nullptr || *name == '\0') {
+    auto* host = static_cast<HostContext*>(ctx);
+    const std::string_view text = name == nullptr ? std::string_view{} : std::string_view{name};
+    if (!valid_counter_name(text)) {
+      if (!host->warned_name.exchange(true)) {
+        // Only the length and the first characters: the name may be anything, of any length.
+        spdlog::warn("plugin {}: counter name '{}'{} ({} bytes) refused: a counter name has 1 to {} "
+                     "characters of A-Z a-z 0-9 _ . : -; counts under such names are dropped "
+                     "(this is said once)",
+                     host->plugin, printable_prefix(text), text.size() > 32 ? "..." : "",
+                     text.size(), max_counter_name);
+      }
       return;
     }
-    host->counters->add(host->plugin, name, delta);
+    host->counters->add(host->plugin, text, delta);
   } catch (...) {
     // Out of memory for a new counter name: the count is lost, the record is not.
   }

@@ -4,6 +4,16 @@
 
 namespace exactly::plugin {
 
+bool valid_counter_name(std::string_view name) {
+  if (name.empty() || name.size() > max_counter_name) return false;
+  for (const char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == ':' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 void Counters::add(std::string_view plugin, std::string_view name, std::uint64_t delta) {
   const std::lock_guard lock{mutex_};
   std::uint64_t& value = values_[{std::string{plugin}, std::string{name}}];

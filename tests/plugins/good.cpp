@@ -5,6 +5,7 @@
 //   "error"         fails, with a message
 //   "many:N"        emits N records, values "0".."N-1", keys kept
 //   "partition:P"   emits one record to partition P
+//   "count:NAME"    adds 1 to the counter NAME (whatever NAME is), emits nothing, ok
 //   "crash"         kills the process with SIGSEGV, as a plugin's bad pointer would
 //   null            emits one record with a null value
 //   anything else   emits value + suffix, key and headers kept, plus a header "offset"
@@ -31,6 +32,10 @@ class Good {
     }
     const std::string text{*value};
     if (text == "none") {
+      return exactly::sdk::Status::ok();
+    }
+    if (text.rfind("count:", 0) == 0) {
+      host_.counter_add(text.substr(6));
       return exactly::sdk::Status::ok();
     }
     if (text == "crash") {

@@ -261,6 +261,27 @@ TEST_SUITE("good plugin") {
     CHECK(counters.value("other", "records") == 0);
   }
 
+  TEST_CASE("a counter name that could not be a label value is dropped") {
+    exactly::plugin::Counters counters;
+    auto transform = load_ok(good_path, "", counters);
+    CopyingEmitter out;
+    const std::string longest(exactly::plugin::max_counter_name, 'n');
+    for (const std::string& name : std::vector<std::string>{"ok_name.v1:x-y", "", "with space", "quote\"", "new\nline",
+                                   "caf\xc3\xa9", "\xff\xfe", longest, longest + "n"}) {
+      CAPTURE(name);
+      (void)transform->process(record_with_value("count:" + name), out);
+    }
+    const auto snapshot = counters.snapshot();
+    std::vector<std::string> names;
+    for (const auto& entry : snapshot) names.push_back(entry.name);
+    // "records" (every record counts), and the two valid names; nothing else.
+    CHECK(names == std::vector<std::string>{longest, "ok_name.v1:x-y", "records"});
+    CHECK(counters.value("good", "ok_name.v1:x-y") == 1);
+    CHECK(counters.value("good", "records") == 9);
+    CHECK(exactly::plugin::valid_counter_name("a"));
+    CHECK_FALSE(exactly::plugin::valid_counter_name(std::string_view{"a\0b", 3}));
+  }
+
   TEST_CASE("the SDK rejects unknown keys and wrong types, and the host names the file") {
     CHECK(load_error(good_path, "colour = 'red'") ==
           "plugin " + good_path + ": unknown config key 'colour'; the keys are: suffix");

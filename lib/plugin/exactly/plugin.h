@@ -126,7 +126,9 @@ typedef struct exactly_host_api_t {
   /* level: EXACTLY_LOG_*; message: NUL-terminated, borrowed for the call (the host copies it). */
   void (*log)(void* host_ctx, int32_t level, const char* message);
   /* Adds delta to a counter the plugin names (NUL-terminated, borrowed for the call), exported
-   * with the host's metrics. Counters are not transactional: a replayed record counts again. */
+   * with the host's metrics as a label value. A name is 1 to 128 characters of A-Z a-z 0-9 _ . : -;
+   * the host drops a count under any other name and logs a warning once per instance. Counters
+   * are not transactional: a replayed record counts again. */
   void (*counter_add)(void* host_ctx, const char* name, uint64_t delta);
 } exactly_host_api_t;
 
