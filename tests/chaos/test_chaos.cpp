@@ -504,12 +504,21 @@ TEST_CASE("chaos: rolling clean and hard restarts of the brokers") {
     std::vector<std::chrono::milliseconds> recoveries;
     // Every broker, so the transaction and group coordinators are among them: a clean stop and
     // start, then a kill -9 and start.
+    //
+    // A killed broker starts again only once the controller has fenced it (broker.session.timeout.ms,
+    // 9 s). Restarted sooner, a Kafka 4.1.1 broker acts as the leader it was, at the same leader
+    // epoch, before the controller sees the new incarnation: as transaction coordinator it completes
+    // a commit it had written only to its own log, then the controller moves the leadership to a
+    // replica without that record, whose coordinator aborts the same transaction. Some partitions
+    // of the transaction commit and others abort; no client can repair that. results/chaos.md
+    // has the three runs it hit and the broker logs that show it.
     for (const char* how : {"stop", "kill"}) {
       for (int node = 1; node <= 3; ++node) {
         std::this_thread::sleep_for(1s);
         const auto before = fleet.snapshot();
         REQUIRE(test::cluster({"node", how, std::to_string(node)}) == 0);
         std::this_thread::sleep_for(2s);
+        if (std::string_view{how} == "kill") REQUIRE(test::wait_until_fenced(node, 60s));
         REQUIRE(test::cluster({"node", "start", std::to_string(node)}) == 0);
         recoveries.push_back(fleet.recovery(before, Clock::now()));
       }

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <regex>
@@ -40,6 +41,23 @@ int cluster(const std::vector<std::string>& args) {
   command += fmt::format(" --dir '{}'", env != nullptr ? env : EXACTLY_TEST_CLUSTER_DIR);
   const int status = std::system(command.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+bool wait_until_fenced(int node, std::chrono::seconds timeout) {
+  std::string error;
+  auto admin = kafka::AdminClient::create({{"bootstrap.servers", bootstrap()}},
+                                          kafka::Isolation::read_uncommitted, error);
+  REQUIRE_MESSAGE(admin, error);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::vector<std::int32_t> ids;
+    if (!admin->broker_ids(ids, std::chrono::seconds{5}) &&
+        std::find(ids.begin(), ids.end(), node) == ids.end()) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{250});
+  }
+  return false;
 }
 
 std::string unique_name(const std::string& prefix) {

@@ -31,6 +31,10 @@ inline constexpr const char* fast_group = R"(
 // Runs `cluster.sh ARGS... --dir <the test cluster>` (e.g. {"node", "pause", "1"}); its exit code.
 int cluster(const std::vector<std::string>& args);
 
+// Waits until the cluster's metadata no longer lists broker `node` (the controller fences a broker
+// whose heartbeats stopped, and moves its leaderships away); whether it did within `timeout`.
+bool wait_until_fenced(int node, std::chrono::seconds timeout);
+
 // A name no earlier run used: prefix-<pid>-<counter>-<random>.
 std::string unique_name(const std::string& prefix);
 
