@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "util/printable.h"
+
 namespace exactly::plugin {
 namespace {
 
@@ -17,15 +19,6 @@ using transforms::Status;
 
 std::string_view bytes(const char* data, std::size_t len) {
   return len == 0 ? std::string_view{} : std::string_view{data, len};
-}
-
-// Up to 32 bytes of `text` for a log line, each byte outside printable ASCII as '?'.
-std::string printable_prefix(std::string_view text) {
-  std::string out{text.substr(0, 32)};
-  for (char& c : out) {
-    if (c < 0x20 || c > 0x7e) c = '?';
-  }
-  return out;
 }
 
 // What the host API's host_ctx points to: one per instance.
@@ -56,10 +49,10 @@ void host_counter_add(void* ctx, const char* name, std::uint64_t delta) noexcept
     if (!valid_counter_name(text)) {
       if (!host->warned_name.exchange(true)) {
         // Only the length and the first characters: the name may be anything, of any length.
-        spdlog::warn("plugin {}: counter name '{}'{} ({} bytes) refused: a counter name has 1 to {} "
+        spdlog::warn("plugin {}: counter name '{}' ({} bytes) refused: a counter name has 1 to {} "
                      "characters of A-Z a-z 0-9 _ . : -; counts under such names are dropped "
                      "(this is said once)",
-                     host->plugin, printable_prefix(text), text.size() > 32 ? "..." : "",
+                     host->plugin, util::printable(text, 32),
                      text.size(), max_counter_name);
       }
       return;

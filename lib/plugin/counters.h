@@ -13,7 +13,7 @@
 namespace exactly::plugin {
 
 // A counter name is exported as a Prometheus label value: the host takes 1 to max_counter_name
-// characters of A-Z a-z 0-9 _ . : - and drops (with one warning per plugin) a count under any
+// characters of A-Z a-z 0-9 _ . : - and drops (with one warning per plugin instance) a count under any
 // other name, so that no plugin can put invalid UTF-8 or an unbounded string into /metrics.
 inline constexpr std::size_t max_counter_name = 128;
 [[nodiscard]] bool valid_counter_name(std::string_view name);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "kafka/topic_reader.h"
+#include "util/printable.h"
 
 namespace exactly::verify {
 namespace {
@@ -37,14 +38,7 @@ std::optional<T> parse_number(std::string_view text) {
   return value;
 }
 
-// A header value as it may be quoted in a one-line finding.
-std::string printable(std::string_view text) {
-  constexpr std::size_t limit = 64;
-  std::string out;
-  for (const char c : text.substr(0, limit)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
-  if (text.size() > limit) out += "...";
-  return out;
-}
+using util::printable;
 
 std::uint64_t source_key(std::int32_t output_partition, std::int32_t source_partition) {
   return (std::uint64_t{static_cast<std::uint32_t>(output_partition)} << 32) |

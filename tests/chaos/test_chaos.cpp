@@ -510,8 +510,9 @@ TEST_CASE("chaos: rolling clean and hard restarts of the brokers") {
     // epoch, before the controller sees the new incarnation: as transaction coordinator it completes
     // a commit it had written only to its own log, then the controller moves the leadership to a
     // replica without that record, whose coordinator aborts the same transaction. Some partitions
-    // of the transaction commit and others abort; no client can repair that. results/chaos.md
-    // has the three runs it hit and the broker logs that show it.
+    // of the transaction commit and others abort; no client can repair that.
+    // results/broker-restart-split-transaction.md has the broker logs that show it, and
+    // results/chaos.md the fast-restart runs.
     for (const char* how : {"stop", "kill"}) {
       for (int node = 1; node <= 3; ++node) {
         std::this_thread::sleep_for(1s);
