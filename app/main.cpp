@@ -6,7 +6,6 @@
 //   exactly verify --config FILE | --bootstrap-servers B --input T --output T
 //   exactly create-topics --config FILE --partitions N [--replication-factor R]
 //   exactly validate --config FILE [--set key=value ...]
-#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +24,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "allocator.h"
 #include "check/check.h"
 #include "config/config.h"
 #include "engine/engine.h"
@@ -191,8 +191,8 @@ int cmd_run(const po::variables_map& vm) {
                  http->port());
   }
   const auto& signals = exactly::ops::install_signal_handlers();
-  spdlog::info("exactly {} starting: config {}, transform '{}'", exactly::version, config->source,
-               config->transform.name);
+  spdlog::info("exactly {} starting: config {}, transform '{}', malloc {}", exactly::version,
+               config->source, config->transform.name, exactly::app::allocator_description());
   exactly::ops::ShutdownGuard guard(signals, config->shutdown_timeout);
   exactly::engine::Engine engine(*config, *created.transform, transform_version, observer);
   return engine.run(signals);
@@ -399,11 +399,7 @@ int cmd_create_topics(const po::variables_map& vm) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Two malloc arenas instead of glibc's eight per core: librdkafka's threads allocate record
-  // buffers that the main thread frees, and each arena keeps its own free memory. Measured with
-  // bench/tune.py (README, "Tuning"): peak RSS 58 MiB instead of 64, throughput unchanged. An
-  // operator's MALLOC_ARENA_MAX wins. Before any thread starts.
-  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
+  exactly::app::configure_allocator();  // before any thread starts (app/allocator.h)
   try {
     po::options_description options("Options");
     options.add_options()
@@ -437,7 +433,8 @@ int main(int argc, char** argv) {
     po::notify(vm);
 
     if (vm.count("version")) {
-      std::cout << "exactly " << exactly::version << "\n";
+      std::cout << "exactly " << exactly::version << "\n"
+                << "malloc: " << exactly::app::allocator_description() << "\n";
       return exit_ok;
     }
     if (vm.count("help") || !vm.count("command")) {

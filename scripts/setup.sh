@@ -18,7 +18,7 @@ done
 packages=(
   build-essential cmake pkg-config
   librdkafka-dev libboost-program-options-dev libfmt-dev libspdlog-dev prometheus-cpp-dev
-  libtomlplusplus-dev nlohmann-json3-dev
+  libtomlplusplus-dev nlohmann-json3-dev libjemalloc-dev
 )
 if [ $build_only = 0 ]; then
   packages+=(
