@@ -440,7 +440,7 @@ void Engine::process(kafka::Message& message, Clock::time_point now) {
     }
   }
   counters_.consumed.fetch_add(1, std::memory_order_relaxed);
-  p.metrics.consumed->Increment();
+  ++p.consumed_unreported;
 
   message.headers(input_headers_);
   transform_headers_.clear();
@@ -652,14 +652,27 @@ kafka::Error Engine::produce_outputs(Partition& p, const kafka::Message& message
                                          (out.value ? out.value->size() : 0));
     ++produced;
     counters_.produced.fetch_add(1, std::memory_order_relaxed);
-    p.metrics.produced->Increment();
+    ++p.produced_unreported;
   }
   return {};
 }
 
+void Engine::report_counts(Partition& p) {
+  if (p.consumed_unreported != 0) {
+    p.metrics.consumed->Increment(static_cast<double>(p.consumed_unreported));
+    p.consumed_unreported = 0;
+  }
+  if (p.produced_unreported != 0) {
+    p.metrics.produced->Increment(static_cast<double>(p.produced_unreported));
+    p.produced_unreported = 0;
+  }
+}
+
 void Engine::tick(Clock::time_point now) {
   std::vector<Partition*> due_commit;
+  observer_.metrics.flush_transform();
   for (auto& [number, p] : partitions_) {
+    report_counts(p);
     if (p.needs_producer && now >= p.reinit_at) {
       reinit(p);
       if (stop_code_) return;
@@ -1255,6 +1268,7 @@ void Engine::on_revoke(std::span<const std::int32_t> numbers, bool lost) {
     // librdkafka 2.0.2 keeps a partition's pause through unassign and a later assign: resume it
     // now (it is paused, so resuming is safe), or it would never be fetched again here.
     if (it->second.paused) (void)consumer_->resume(n);
+    report_counts(it->second);
     partitions_.erase(it);
     observer_.metrics.remove_partition(consumer_->topic(), n);
   }
@@ -1588,6 +1602,8 @@ int Engine::shutdown(const std::atomic<int>& signals, int code) {
   // Anything still open here failed to commit: abort it so it never lingers.
   abort_all(deadline);
   const bool closed = consumer_->close(deadline);
+  for (auto& [number, p] : partitions_) report_counts(p);
+  observer_.metrics.flush_transform();
   partitions_.clear();
   spdlog::info("stopped: consumed {} produced {} dead-lettered {} skipped {} transactions "
                "committed {} aborted {}",

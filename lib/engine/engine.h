@@ -144,6 +144,10 @@ class Engine final : public kafka::RebalanceHandler {
     std::int64_t marker_offset = 0;       // where this owner started: its marker's offset
     bool started_written = false;         // the marker says this owner began processing
     ops::PartitionMetrics metrics;        // this partition's series
+    // Records consumed and produced since tick() last added them to the series: the per-record
+    // path counts here, not in the shared series.
+    std::uint64_t consumed_unreported = 0;
+    std::uint64_t produced_unreported = 0;
     std::string attempt;                  // id of the open transaction's attempt
     Clock::duration commit_latency{};     // of the last commit (set by commit_one)
   };
@@ -173,6 +177,8 @@ class Engine final : public kafka::RebalanceHandler {
   // Larger than the output topic takes (an estimate a little above librdkafka's own count).
   [[nodiscard]] bool too_large(const BufferedOutput& out, std::int64_t limit) const;
   void tick(Clock::time_point now);
+  // Adds p's unreported record counts to its series.
+  static void report_counts(Partition& p);
   // Ends the open transactions of `parts` concurrently; each either commits, or is aborted and
   // rewound, or has its producer re-created. `deadline` bounds every call.
   void commit(std::span<Partition* const> parts, Clock::time_point deadline, const char* why);

@@ -2,11 +2,10 @@
 // independent reader can audit exactly-once (DESIGN.md item 9).
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <string>
 #include <string_view>
-
-#include <fmt/format.h>
 
 namespace exactly::engine {
 
@@ -21,8 +20,13 @@ inline constexpr std::string_view attempt_header = "exactly.attempt";
 // Replaces `out` with the lineage text; reuses its capacity (this runs once per output).
 inline void format_lineage_into(std::string& out, std::string_view topic, std::int32_t partition,
                                 std::int64_t offset) {
-  out.clear();
-  fmt::format_to(std::back_inserter(out), "{}/{}/{}", topic, partition, offset);
+  // Per output record: std::to_chars, not a format string parsed at run time.
+  char digits[24];
+  out.assign(topic);
+  out.push_back('/');
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, partition).ptr);
+  out.push_back('/');
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, offset).ptr);
 }
 
 }  // namespace exactly::engine

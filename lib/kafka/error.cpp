@@ -60,7 +60,10 @@ Error make_error(rd_kafka_resp_err_t code, std::string_view context) {
                          code == RD_KAFKA_RESP_ERR_NOT_COORDINATOR ||
                          code == RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION ||
                          code == RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE ||
-                         code == RD_KAFKA_RESP_ERR__QUEUE_FULL;
+                         code == RD_KAFKA_RESP_ERR__QUEUE_FULL ||
+                         // A committed-offset read while a transaction holding the partition's
+                         // offsets is still open: it settles, commits or aborts, by itself.
+                         code == RD_KAFKA_RESP_ERR_UNSTABLE_OFFSET_COMMIT;
   std::string message = rd_kafka_err2str(code);
   if (!context.empty()) message = fmt::format("{}: {}", context, message);
   return Error{transient ? ErrorKind::retriable : ErrorKind::other, static_cast<int>(code),

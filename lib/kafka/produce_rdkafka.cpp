@@ -1,5 +1,7 @@
 #include "kafka/produce_rdkafka.h"
 
+#include <optional>
+
 #include "kafka/error_rdkafka.h"
 
 namespace exactly::kafka {
@@ -48,12 +50,15 @@ Error produce_record(rd_kafka_t* rk, rd_kafka_topic_t* topic, const ProduceRecor
         header.value ? static_cast<ssize_t>(header.value->size()) : static_cast<ssize_t>(0);
   }
 
-  const auto deadline = std::chrono::steady_clock::now() + queue_wait;
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // set by a full queue only
   for (;;) {
     rd_kafka_error_t* raw = rd_kafka_produceva(rk, vus, n);
     if (raw == nullptr) return {};
+    if (rd_kafka_error_code(raw) == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+      if (!deadline) deadline = std::chrono::steady_clock::now() + queue_wait;
+    }
     if (rd_kafka_error_code(raw) == RD_KAFKA_RESP_ERR__QUEUE_FULL &&
-        std::chrono::steady_clock::now() < deadline) {
+        std::chrono::steady_clock::now() < *deadline) {
       rd_kafka_error_destroy(raw);
       rd_kafka_poll(rk, 10);
       continue;

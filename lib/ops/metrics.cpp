@@ -172,6 +172,8 @@ Metrics::Metrics(std::string_view version)
                                    "Output bytes per committed transaction", byte_buckets)),
       transform_seconds_(histogram(registry_, "exactly_transform_seconds",
                                    "Time the transform took per record", transform_buckets)),
+      transform_bounds_(transform_buckets),
+      transform_pending_(transform_buckets.size() + 1, 0.0),
       oldest_open_(gauge(registry_, "exactly_oldest_open_transaction_seconds",
                          "Age of the oldest open transaction; 0 when none is open")),
       assigned_gauge_(gauge(registry_, "exactly_assigned_partitions",
@@ -277,6 +279,14 @@ void Metrics::transaction_committed(Duration commit_latency, Duration duration,
   transaction_seconds_.Observe(seconds(duration));
   transaction_records_.Observe(static_cast<double>(records));
   transaction_bytes_.Observe(static_cast<double>(bytes));
+}
+
+void Metrics::flush_transform() {
+  if (!transform_pending_any_) return;
+  transform_seconds_.ObserveMultiple(transform_pending_, transform_pending_sum_);
+  std::fill(transform_pending_.begin(), transform_pending_.end(), 0.0);
+  transform_pending_sum_ = 0;
+  transform_pending_any_ = false;
 }
 
 void Metrics::set_fetch_wakeups(std::int64_t total) {

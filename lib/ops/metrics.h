@@ -18,6 +18,7 @@
 // Thread safety: every call may come from any thread; HTTP scrapes run concurrently.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -112,11 +113,21 @@ class Metrics {
   // not linger; its handles dangle from here on. Removing an unknown partition does nothing.
   void remove_partition(std::string_view topic, std::int32_t partition);
 
-  // Per record. Counters are pre-resolved per reason; a histogram observation also takes an
-  // uncontended mutex inside prometheus-cpp.
+  // Per record. Counters are pre-resolved per reason.
   void record_dead_lettered(FailureClass reason) { dead_lettered_[index(reason)]->Increment(); }
   void record_skipped(SkipReason reason) { skipped_[index(reason)]->Increment(); }
-  void observe_transform(Duration d) { transform_seconds_.Observe(seconds(d)); }
+  // Per record, from the engine's thread only: counted here without a lock, and handed to the
+  // histogram (which takes a mutex per call) by flush_transform(), from the same thread.
+  void observe_transform(Duration d) {
+    const double value = seconds(d);
+    const auto bucket = static_cast<std::size_t>(
+        std::lower_bound(transform_bounds_.begin(), transform_bounds_.end(), value) -
+        transform_bounds_.begin());
+    transform_pending_[bucket] += 1;
+    transform_pending_sum_ += value;
+    transform_pending_any_ = true;
+  }
+  void flush_transform();
 
   // Per transaction. `commit_latency`: the commit call (with send_offsets); `duration`: from
   // begin to the end of the commit.
@@ -184,6 +195,10 @@ class Metrics {
   prometheus::Histogram& transaction_records_;
   prometheus::Histogram& transaction_bytes_;
   prometheus::Histogram& transform_seconds_;
+  std::vector<double> transform_bounds_;
+  std::vector<double> transform_pending_;  // per bucket, one more than the bounds
+  double transform_pending_sum_ = 0;
+  bool transform_pending_any_ = false;
   prometheus::Gauge& oldest_open_;
   prometheus::Gauge& assigned_gauge_;
   prometheus::Gauge& quarantined_;

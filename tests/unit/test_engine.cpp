@@ -1,4 +1,6 @@
 // The engine's pure parts: commit triggers, the watchdog, start-up limits, ids, lineage, emitter.
+#include <limits>
+
 #include <doctest/doctest.h>
 
 #include "engine/emitter.h"
@@ -55,6 +57,9 @@ TEST_CASE("the lineage header the engine writes is the one the auditor reads") {
   CHECK(parsed->partition == 7);
   CHECK(parsed->offset == 123456789012);
   CHECK(lineage_header == exactly::verify::lineage_header);
+  format_lineage_into(text, "t", 0, std::numeric_limits<std::int64_t>::max());
+  CHECK(text == "t/0/9223372036854775807");
+  CHECK(text == exactly::verify::format_lineage("t", 0, std::numeric_limits<std::int64_t>::max()));
 }
 
 TEST_CASE("the emitter keeps every output until cleared, with nulls preserved") {

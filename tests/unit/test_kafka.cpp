@@ -8,6 +8,7 @@
 
 #include "kafka/client_errors.h"
 #include "kafka/error.h"
+#include "kafka/error_rdkafka.h"
 #include "kafka/properties.h"
 #include "kafka/timeout.h"
 
@@ -23,6 +24,14 @@ TEST_CASE("classification: fatal wins over abortable, which wins over retriable"
 TEST_CASE("an unclassified transactional error needs a new producer (librdkafka issue 4558)") {
   CHECK(Error::classify(false, false, false, true) == ErrorKind::fatal);
   CHECK(Error::classify(false, false, false, false) == ErrorKind::other);
+}
+
+TEST_CASE("a committed-offset read that meets an open transaction is retried; a bad argument is not") {
+  CHECK(make_error(RD_KAFKA_RESP_ERR_UNSTABLE_OFFSET_COMMIT, "committed offset").kind() ==
+        ErrorKind::retriable);
+  CHECK(make_error(RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS).kind() == ErrorKind::retriable);
+  CHECK(make_error(RD_KAFKA_RESP_ERR__INVALID_ARG).kind() == ErrorKind::other);
+  CHECK_FALSE(make_error(RD_KAFKA_RESP_ERR_NO_ERROR));
 }
 
 TEST_CASE("an error keeps its kind and fencing through copies") {

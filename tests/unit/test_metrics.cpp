@@ -121,6 +121,11 @@ TEST_CASE("records, transactions and errors land in their labelled series") {
   m.set_quarantined_partitions(1);
   m.set_oldest_open_transaction(1500ms);
   m.observe_transform(3us);
+  // Observations reach the histogram in bulk, when the engine's loop flushes them.
+  CHECK(contains(m.serialize(), "exactly_transform_seconds_count 0"));
+  m.observe_transform(1us);  // on a bound: counted in that bucket (le="1e-06")
+  m.flush_transform();
+  m.flush_transform();  // nothing new: adds nothing
   m.error(ErrorKind::fenced, ErrorAction::recreate);
   m.error(ErrorKind::fenced, ErrorAction::recreate);
   m.error(ErrorKind::retriable, ErrorAction::retry);
@@ -140,8 +145,11 @@ TEST_CASE("records, transactions and errors land in their labelled series") {
   CHECK(contains(text, "exactly_fetch_wakeups_total 5"));
   CHECK(contains(text, "exactly_quarantined_partitions 1"));
   CHECK(contains(text, "exactly_oldest_open_transaction_seconds 1.5"));
-  CHECK(contains(text, "exactly_transform_seconds_bucket{le=\"2.5e-06\"} 0"));
-  CHECK(contains(text, "exactly_transform_seconds_bucket{le=\"5e-06\"} 1"));
+  CHECK(contains(text, "exactly_transform_seconds_bucket{le=\"1e-06\"} 1"));
+  CHECK(contains(text, "exactly_transform_seconds_bucket{le=\"2.5e-06\"} 1"));
+  CHECK(contains(text, "exactly_transform_seconds_bucket{le=\"5e-06\"} 2"));
+  CHECK(contains(text, "exactly_transform_seconds_count 2"));
+  CHECK(contains(text, "exactly_transform_seconds_sum 4e-06"));
   CHECK(contains(text, "exactly_errors_total{action=\"recreate\",kind=\"fenced\"} 2"));
   CHECK(contains(text, "exactly_errors_total{action=\"retry\",kind=\"retriable\"} 1"));
 }
