@@ -54,8 +54,12 @@ void configure_allocator() {
 }
 
 std::string allocator_description() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return "the sanitizer's malloc";
+#else
   const char* arenas = std::getenv("MALLOC_ARENA_MAX");
   return fmt::format("glibc malloc (M_ARENA_MAX {})", arenas != nullptr ? arenas : "2");
+#endif
 }
 
 #endif

@@ -12,8 +12,8 @@ namespace exactly::app {
 // sets MALLOC_ARENA_MAX. jemalloc: nothing, its settings are compiled in (MALLOC_CONF wins).
 void configure_allocator();
 
-// For the start-up log line and `exactly --version`: "jemalloc 5.3.0-... (narenas 2, ...)" or
-// "glibc malloc".
+// For the start-up log line and `exactly --version`: "jemalloc 5.3.0-... (narenas 2, ...)",
+// "glibc malloc (M_ARENA_MAX 2)" or, in a sanitizer build, "the sanitizer's malloc".
 std::string allocator_description();
 
 }  // namespace exactly::app
