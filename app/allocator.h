@@ -1,7 +1,8 @@
 // The process's malloc (README, "Tuning"). librdkafka allocates a buffer per record on its own
 // threads and the main thread frees it; glibc's malloc spends a quarter of the process's CPU on
 // that pattern (its arenas' locks, consolidation and chunk unlinking), jemalloc's per-thread
-// caches and size classes far less. A build with sanitizers keeps glibc's, which they replace.
+// caches and size classes far less. A sanitizer build links no jemalloc: the sanitizer brings its
+// own malloc.
 #pragma once
 
 #include <string>

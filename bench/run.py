@@ -46,6 +46,8 @@ LABELS = {
     "seed": "seed loop (Python confluent-kafka)",
 }
 TRANSFORMS = {"identity": "identity", "enricher": "payment-enricher"}
+# The peers of the commit-interval sweep and the 32-partition section.
+COMPARED = ["exactly-eos", "exactly-eos-instance", "exactly-alo", "streams"]
 SECTIONS = ["workload", "sweep", "partitions", "latency"]
 WORKLOADS = ["identity-100", "identity-1024", "enricher-100", "enricher-1024"]
 
@@ -420,7 +422,7 @@ def main():
                 transform, size = workload.rsplit("-", 1)
                 for peer in peers:
                     attempt(peer, transform, int(size))
-        sweep_peers = [p for p in ["exactly-eos", "exactly-eos-instance", "exactly-alo", "streams"] if p in peers]
+        sweep_peers = [p for p in COMPARED if p in peers]
         for run_index in range(args.runs if "sweep" in sections else 0):
             for ms in intervals:
                 if ms == 100 and "identity-100" in workloads and "workload" in sections:
@@ -428,7 +430,7 @@ def main():
                 for peer in sweep_peers:
                     attempt(peer, "identity", 100, commit_ms=ms, section="sweep")
         for run_index in range(args.runs if "partitions" in sections else 0):
-            for peer in [p for p in ["exactly-eos", "exactly-eos-instance", "exactly-alo", "streams"] if p in peers]:
+            for peer in [p for p in COMPARED if p in peers]:
                 attempt(peer, "identity", 100, partitions=32, section="partitions")
         ceiling = median(t["records_per_s"] for t in trials
                          if t["peer"] == "ceiling" and t["section"] == "workload"
@@ -498,7 +500,7 @@ def write_report(args, peers, intervals, trials):
                 f"| {fmt(med(ts, 'commit_p99_ms'), 1)} |")
         lines.append("")
 
-    sweep_peers = [p for p in ["exactly-eos", "exactly-eos-instance", "exactly-alo", "streams"] if p in peers]
+    sweep_peers = [p for p in COMPARED if p in peers]
     sweep = {}
     lines += ["## Commit interval (identity, 100 B, 6 partitions): records/s", "",
               "| peer | " + " | ".join(f"{ms} ms" for ms in intervals) + " |",
@@ -516,7 +518,7 @@ def write_report(args, peers, intervals, trials):
 
     lines += ["## 32 partitions (identity, 100 B, commit interval 100 ms)", "",
               "| peer | records/s at 32 | records/s at 6 | ratio |", "| --- | --- | --- | --- |"]
-    for peer in [p for p in ["exactly-eos", "exactly-eos-instance", "exactly-alo", "streams"] if p in peers]:
+    for peer in [p for p in COMPARED if p in peers]:
         at32 = med(pick({"partitions"}, peer=peer), "records_per_s")
         at6 = med(rows.get((peer, "identity", 100), []), "records_per_s")
         ratio = at32 / at6 if at32 and at6 else None

@@ -55,13 +55,13 @@ Error produce_record(rd_kafka_t* rk, rd_kafka_topic_t* topic, const ProduceRecor
     rd_kafka_error_t* raw = rd_kafka_produceva(rk, vus, n);
     if (raw == nullptr) return {};
     if (rd_kafka_error_code(raw) == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-      if (!deadline) deadline = std::chrono::steady_clock::now() + queue_wait;
-    }
-    if (rd_kafka_error_code(raw) == RD_KAFKA_RESP_ERR__QUEUE_FULL &&
-        std::chrono::steady_clock::now() < *deadline) {
-      rd_kafka_error_destroy(raw);
-      rd_kafka_poll(rk, 10);
-      continue;
+      const auto now = std::chrono::steady_clock::now();
+      if (!deadline) deadline = now + queue_wait;
+      if (now < *deadline) {
+        rd_kafka_error_destroy(raw);
+        rd_kafka_poll(rk, 10);
+        continue;
+      }
     }
     const rd_kafka_resp_err_t code = rd_kafka_error_code(raw);
     Error error = make_error(raw, transactional);

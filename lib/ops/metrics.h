@@ -15,7 +15,8 @@
 //   records-lag-max         max(exactly_consumer_lag_records): the partition furthest behind
 //   commit-rate             rate(exactly_transactions_committed_total[5m])
 //
-// Thread safety: every call may come from any thread; HTTP scrapes run concurrently.
+// Thread safety: every call may come from any thread, except observe_transform() and
+// flush_transform(), which only the engine's thread makes; HTTP scrapes run concurrently.
 #pragma once
 
 #include <algorithm>

@@ -146,10 +146,9 @@ NON_LIBRARY_PACKAGES = {"ca-certificates"}  # the brokers' TLS certificates
 # The container's build links jemalloc (-DEXACTLY_JEMALLOC=ON, the default); a sanitizer build
 # does not, and then the Dockerfile's jemalloc package is not looked for in that binary.
 JEMALLOC_PACKAGE = "libjemalloc2"
-without_jemalloc = False
 
 
-def check_runtime_packages(listed: list[str], binary: Path) -> None:
+def check_runtime_packages(listed: list[str], binary: Path, without_jemalloc: bool) -> None:
     for package in listed:
         if not installed(package):
             problem(f"Dockerfile: runtime package '{package}' is not installed on this Debian 12 "
@@ -248,7 +247,7 @@ def check_ci_scripts(root: Path, build_runs: str) -> None:
             problem(f"Dockerfile: CMakeLists.txt has no option {option}")
 
 
-def check_dockerfile(root: Path, binary: Path) -> None:
+def check_dockerfile(root: Path, binary: Path, without_jemalloc: bool) -> None:
     path = root / "docker/Dockerfile"
     all_stages = stages(instructions(path.read_text()))
     if len(all_stages) < 2:
@@ -291,7 +290,7 @@ def check_dockerfile(root: Path, binary: Path) -> None:
     listed = [p for run in runtime_runs for p in apt_packages(run)]
     if not listed:
         problem("Dockerfile: the runtime stage installs no packages")
-    check_runtime_packages(listed, binary)
+    check_runtime_packages(listed, binary, without_jemalloc)
 
     settings = {word: args for word, args in runtime}
     user = settings.get("USER", "")
@@ -441,9 +440,7 @@ def main() -> int:
     parser.add_argument("--without-jemalloc", action="store_true",
                         help="the binary was built without jemalloc (a sanitizer build)")
     args = parser.parse_args()
-    global without_jemalloc
-    without_jemalloc = args.without_jemalloc
-    check_dockerfile(args.source, args.binary)
+    check_dockerfile(args.source, args.binary, args.without_jemalloc)
     check_compose(args.source, args.binary)
     for p in problems:
         print(f"FAIL {p}")
