@@ -191,8 +191,19 @@ Error describe_topic_config(const Properties& properties, const std::string& top
   if (!conf) return Error{ErrorKind::other, -1, "CONFIG", error};
   KafkaHandle rk = make_client(RD_KAFKA_PRODUCER, conf, error);
   if (!rk) return Error{ErrorKind::other, -1, "CLIENT", error};
-  return describe_config_on(rk.get(), RD_KAFKA_RESOURCE_TOPIC, topic,
-                            fmt::format("topic '{}'", topic), config, timeout);
+  // A topic just created is in the metadata of some brokers before others, and DescribeConfigs
+  // goes to any of them: its absence, like a retriable error, is asked again until the deadline.
+  const auto deadline = Clock::now() + timeout;
+  while (true) {
+    config.clear();
+    Error e = describe_config_on(rk.get(), RD_KAFKA_RESOURCE_TOPIC, topic,
+                                 fmt::format("topic '{}'", topic), config, time_left(deadline));
+    if (!e) return e;
+    const auto code = static_cast<rd_kafka_resp_err_t>(e.code());
+    const bool again = code == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART || worth_retrying(code);
+    if (!again || time_left(deadline) < std::chrono::milliseconds{250}) return e;
+    std::this_thread::sleep_for(std::chrono::milliseconds{200});
+  }
 }
 
 std::unique_ptr<AdminClient> AdminClient::create(const Properties& properties, Isolation isolation,

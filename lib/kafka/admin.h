@@ -28,7 +28,9 @@ struct NewTopic {
 [[nodiscard]] Error create_topics(const Properties& properties, const std::vector<NewTopic>& topics,
                                   bool exist_ok, std::chrono::milliseconds timeout);
 
-// The topic's effective configuration (name → value), as DescribeConfigs reports it.
+// The topic's effective configuration (name → value), as DescribeConfigs reports it. A broker
+// that does not know the topic yet is asked again until `timeout`, so a topic created a moment ago
+// is described; a topic that does not exist costs the whole timeout.
 [[nodiscard]] Error describe_topic_config(const Properties& properties, const std::string& topic,
                                           std::map<std::string, std::string>& config,
                                           std::chrono::milliseconds timeout);

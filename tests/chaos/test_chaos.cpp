@@ -34,6 +34,7 @@
 
 #include "harness.h"
 #include "http_get.h"
+#include "kafka/admin.h"
 #include "kafka/producer.h"
 #include "sample/payments.h"
 #include "verify/audit.h"
@@ -462,6 +463,21 @@ TEST_CASE("chaos: SIGTERM restarts of the services") {
     }
     return finish(fleet, p, feeder.finish(), std::move(recoveries));
   });
+}
+
+// A topic is in the metadata of some brokers a moment before the others, and a service started
+// by the same script that created its topics asks any of them for the topic's config at start-up.
+TEST_CASE("chaos: the config of a topic created a moment ago is read on a cluster of three") {
+  const kafka::Properties admin{{"bootstrap.servers", test::bootstrap()}};
+  for (int i = 0; i < 40; ++i) {
+    CAPTURE(i);
+    const std::string topic = test::unique_name("fresh");
+    test::create_topic(topic, 6, {{"max.message.bytes", "500000"}});
+    std::map<std::string, std::string> config;
+    const auto e = kafka::describe_topic_config(admin, topic, config, 10s);
+    REQUIRE_MESSAGE(!e, e.describe());
+    CHECK(config["max.message.bytes"] == "500000");
+  }
 }
 
 TEST_CASE("chaos: a zombie frozen past its session is fenced when it wakes") {
