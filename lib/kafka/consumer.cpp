@@ -2,6 +2,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
 #include <thread>
 
 #include <fmt/format.h>
@@ -263,24 +264,40 @@ bool Consumer::close(std::chrono::steady_clock::time_point deadline) {
 
 Error Consumer::partition_count(const std::string& topic, int& count,
                                 std::chrono::milliseconds timeout) const {
-  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, topic.c_str(), nullptr);
-  const rd_kafka_metadata_t* raw = nullptr;
-  const rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 0, rkt, &raw, timeout_ms(timeout));
-  rd_kafka_topic_destroy(rkt);
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return make_error(err, fmt::format("metadata of topic '{}'", topic));
+  // A topic created a moment ago is known to some brokers before others, and a metadata request
+  // goes to any of them: its absence is asked again for a short grace, so a missing topic is still
+  // reported within seconds.
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto deadline = start + timeout;
+  const auto grace = start + std::min<std::chrono::milliseconds>(timeout, std::chrono::seconds{3});
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, topic.c_str(), nullptr);
+    const rd_kafka_metadata_t* raw = nullptr;
+    const rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 0, rkt, &raw, timeout_ms(left));
+    rd_kafka_topic_destroy(rkt);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return make_error(err, fmt::format("metadata of topic '{}'", topic));
+    }
+    MetadataHandle metadata{raw};
+    const bool listed = metadata->topic_cnt == 1;
+    const rd_kafka_resp_err_t topic_err = listed ? metadata->topics[0].err : RD_KAFKA_RESP_ERR_NO_ERROR;
+    if (listed && topic_err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      count = metadata->topics[0].partition_cnt;
+      return {};
+    }
+    const bool absent = !listed || topic_err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
+    if (absent && Clock::now() + std::chrono::milliseconds{200} < grace) {
+      std::this_thread::sleep_for(std::chrono::milliseconds{200});
+      continue;
+    }
+    if (!listed) {
+      return Error{ErrorKind::other, -1, "UNKNOWN_TOPIC",
+                   fmt::format("topic '{}' is not in the cluster metadata", topic)};
+    }
+    return make_error(topic_err, fmt::format("topic '{}'", topic));
   }
-  MetadataHandle metadata{raw};
-  if (metadata->topic_cnt != 1) {
-    return Error{ErrorKind::other, -1, "UNKNOWN_TOPIC",
-                 fmt::format("topic '{}' is not in the cluster metadata", topic)};
-  }
-  const auto& t = metadata->topics[0];
-  if (t.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return make_error(t.err, fmt::format("topic '{}'", topic));
-  }
-  count = t.partition_cnt;
-  return {};
 }
 
 Error Consumer::watermarks(std::int32_t partition, std::int64_t& low, std::int64_t& high,

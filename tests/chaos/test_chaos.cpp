@@ -18,6 +18,7 @@
 #include <ctime>
 #include <atomic>
 #include <fstream>
+#include <span>
 #include <sstream>
 #include <string_view>
 #include <functional>
@@ -35,6 +36,7 @@
 #include "harness.h"
 #include "http_get.h"
 #include "kafka/admin.h"
+#include "kafka/consumer.h"
 #include "kafka/producer.h"
 #include "sample/payments.h"
 #include "verify/audit.h"
@@ -467,12 +469,26 @@ TEST_CASE("chaos: SIGTERM restarts of the services") {
 
 // A topic is in the metadata of some brokers a moment before the others, and a service started
 // by the same script that created its topics asks any of them for the topic's config at start-up.
-TEST_CASE("chaos: the config of a topic created a moment ago is read on a cluster of three") {
+TEST_CASE("chaos: a topic created a moment ago is found and its config read on a cluster of three") {
+  struct NoGroup final : kafka::RebalanceHandler {
+    std::vector<kafka::PartitionOffset> on_assign(std::span<const std::int32_t>) override { return {}; }
+    void on_revoke(std::span<const std::int32_t>, bool) override {}
+  } no_group;
   const kafka::Properties admin{{"bootstrap.servers", test::bootstrap()}};
+  kafka::Properties consumer_properties = admin;
+  consumer_properties.emplace_back("group.id", test::unique_name("fresh-group"));
+  std::string error;
+  // The service's own start-up path: its consumer's metadata, then DescribeConfigs.
+  auto consumer = kafka::Consumer::create(consumer_properties, "unused", no_group, error);
+  REQUIRE_MESSAGE(consumer, error);
   for (int i = 0; i < 40; ++i) {
     CAPTURE(i);
     const std::string topic = test::unique_name("fresh");
     test::create_topic(topic, 6, {{"max.message.bytes", "500000"}});
+    int partitions = 0;
+    const auto found = consumer->partition_count(topic, partitions, 10s);
+    REQUIRE_MESSAGE(!found, found.describe());
+    CHECK(partitions == 6);
     std::map<std::string, std::string> config;
     const auto e = kafka::describe_topic_config(admin, topic, config, 10s);
     REQUIRE_MESSAGE(!e, e.describe());
