@@ -142,9 +142,9 @@ constexpr std::array pipeline_keys{
     Key{.name = "lineage",
         .type = Type::boolean,
         .value = "true",
-        .description = "Add headers to every output record and dead letter: exactly.lineage names\n"
-                       "the input topic, partition and offset, exactly.attempt the transaction\n"
-                       "attempt (what `exactly verify` audits).",
+        .description = "Add the header exactly.lineage to every output record and dead letter:\n"
+                       "{input topic}/{partition}/{offset}/{transaction attempt} (what `exactly\n"
+                       "verify` audits).",
         .store = [](Config& c, const Value& v) { c.pipeline.lineage = v.boolean; }},
     Key{.name = "delivery",
         .value = R"("exactly-once")",

@@ -522,10 +522,9 @@ bool Engine::too_large(const BufferedOutput& out, std::int64_t limit) const {
   // message.max.bytes; 128 bytes and 16 per header cover that overhead with room to spare.
   std::size_t size = 128 + (out.key ? out.key->size() : 0) + (out.value ? out.value->size() : 0);
   for (const auto& [name, value] : out.headers) size += 16 + name.size() + (value ? value->size() : 0);
-  if (config_.pipeline.lineage) {
-    size += 16 + lineage_header.size() + lineage_.size() + 24;
-    size += 16 + attempt_header.size() + 32;
-  }
+  // The lineage: the input topic, then at most 11 + 20 digits, 3 separators and an attempt id of
+  // 8 + 1 + 20 characters.
+  if (config_.pipeline.lineage) size += 16 + lineage_header.size() + config_.pipeline.input_topic.size() + 63;
   return static_cast<std::int64_t>(size) > limit;
 }
 
@@ -584,9 +583,8 @@ bool Engine::on_record_failure(Partition& p, const kafka::Message& message,
   output_headers_.push_back({"exactly.error.group", config_.pipeline.group_id});
   output_headers_.push_back({"exactly.error.plugin", error_values_[6]});
   output_headers_.push_back({"exactly.error.plugin.version", error_values_[7]});
-  format_lineage_into(lineage_, message.topic(), p.number, offset);
+  format_lineage_into(lineage_, message.topic(), p.number, offset, p.attempt);
   output_headers_.push_back({lineage_header, lineage_});
-  output_headers_.push_back({attempt_header, p.attempt});
   kafka::ProduceRecord record;
   record.key = message.key();
   record.value = message.value();
@@ -621,7 +619,7 @@ bool Engine::on_record_failure(Partition& p, const kafka::Message& message,
 kafka::Error Engine::produce_outputs(Partition& p, const kafka::Message& message,
                                      std::size_t& produced) {
   if (config_.pipeline.lineage) {
-    format_lineage_into(lineage_, message.topic(), p.number, message.offset());
+    format_lineage_into(lineage_, message.topic(), p.number, message.offset(), p.attempt);
   }
   for (std::size_t i = 0; i < emitter_.size(); ++i) {
     const BufferedOutput& out = emitter_[i];
@@ -631,7 +629,6 @@ kafka::Error Engine::produce_outputs(Partition& p, const kafka::Message& message
     }
     if (config_.pipeline.lineage) {
       output_headers_.push_back({lineage_header, lineage_});
-      output_headers_.push_back({attempt_header, p.attempt});
     }
     kafka::ProduceRecord record;
     if (out.key) record.key = *out.key;

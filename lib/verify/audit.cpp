@@ -48,19 +48,29 @@ std::uint64_t source_key(std::int32_t output_partition, std::int32_t source_part
 }  // namespace
 
 std::optional<Lineage> parse_lineage(std::string_view text) {
-  const auto last = text.rfind('/');
-  if (last == std::string_view::npos || last == 0) return std::nullopt;
-  const auto middle = text.rfind('/', last - 1);
-  if (middle == std::string_view::npos) return std::nullopt;
-  const std::string_view topic = text.substr(0, middle);
+  // A topic name holds no '/': the first two separate topic, partition and offset, and a third
+  // one, if there is one, the attempt.
+  const auto first = text.find('/');
+  if (first == std::string_view::npos) return std::nullopt;
+  const auto second = text.find('/', first + 1);
+  if (second == std::string_view::npos) return std::nullopt;
+  const auto third = text.find('/', second + 1);
+  const std::string_view topic = text.substr(0, first);
   if (topic.empty() || topic.size() > max_topic_length ||
       !std::all_of(topic.begin(), topic.end(), is_topic_char)) {
     return std::nullopt;
   }
-  const auto partition = parse_number<std::int32_t>(text.substr(middle + 1, last - middle - 1));
-  const auto offset = parse_number<std::int64_t>(text.substr(last + 1));
+  const auto partition = parse_number<std::int32_t>(text.substr(first + 1, second - first - 1));
+  const auto offset = parse_number<std::int64_t>(
+      text.substr(second + 1, third == std::string_view::npos ? std::string_view::npos
+                                                              : third - second - 1));
   if (!partition || !offset) return std::nullopt;
-  return Lineage{topic, *partition, *offset};
+  std::string_view attempt;
+  if (third != std::string_view::npos) {
+    attempt = text.substr(third + 1);
+    if (attempt.empty()) return std::nullopt;
+  }
+  return Lineage{topic, *partition, *offset, attempt};
 }
 
 std::string format_lineage(std::string_view topic, std::int32_t partition, std::int64_t offset) {
@@ -154,6 +164,8 @@ void Audit::reflect(bool dead_letter, std::int32_t output_partition,
                     std::optional<std::string_view> lineage_value,
                     std::optional<std::string_view> attempt) {
   ++(dead_letter ? dead_letter_count_ : output_count_);
+  const auto lineage = lineage_value ? parse_lineage(*lineage_value) : std::nullopt;
+  if (!attempt && lineage && !lineage->attempt.empty()) attempt = lineage->attempt;
   if (attempt && !aborted_attempts_.empty() && aborted_attempts_.count(std::string{*attempt}) != 0) {
     // Counted once per record; the record is audited as usual too.
     ++aborted_reads_;
@@ -168,7 +180,6 @@ void Audit::reflect(bool dead_letter, std::int32_t output_partition,
     note(Finding::no_lineage, fmt::format("no lineage in output partition {}", output_partition));
     return;
   }
-  const auto lineage = parse_lineage(*lineage_value);
   if (!lineage) {
     ++no_lineage_;
     note(Finding::no_lineage, fmt::format("unparsable lineage '{}' in output partition {}",
@@ -198,7 +209,8 @@ void Audit::reflect(bool dead_letter, std::int32_t output_partition,
   if (lineage->offset < last->second) {
     ++order_violations_;
     note(Finding::order,
-         fmt::format("order violation {} after {} in output partition {}", *lineage_value,
+         fmt::format("order violation {} after {} in output partition {}",
+                     format_lineage(lineage->topic, lineage->partition, lineage->offset),
                      format_lineage(input_topic_, lineage->partition, last->second),
                      output_partition));
   }
@@ -369,14 +381,16 @@ std::variant<Report, std::string> audit_topics(const AuditOptions& options) {
     read.topic = topic;
     read.timeout = left();
     return kafka::read_topic(read, [&](const kafka::ReadRecord& record) {
-      const auto lineage = header_of(record, lineage_header);
+      const auto value = header_of(record, lineage_header);
+      const auto lineage = value ? parse_lineage(*value) : std::nullopt;
       if (!lineage) return;
-      const auto it = copies.find(*lineage);
+      const auto it = copies.find(format_lineage(lineage->topic, lineage->partition, lineage->offset));
       if (it == copies.end()) return;
+      const auto attempt = header_of(record, attempt_header);
       it->second.push_back(fmt::format(
           "{}: {} partition {} offset {} attempt {}", it->first,
           dead_letter ? "dead letter" : "output", record.partition, record.offset,
-          printable(header_of(record, attempt_header).value_or("(none)"))));
+          printable(attempt ? *attempt : !lineage->attempt.empty() ? lineage->attempt : "(none)")));
     });
   };
   std::optional<std::string> error = collect(options.output_topic, false);

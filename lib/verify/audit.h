@@ -22,20 +22,24 @@
 namespace exactly::verify {
 
 inline constexpr std::string_view lineage_header = "exactly.lineage";
-// The id of the transaction attempt that wrote a record (see engine/lineage.h).
+// Where outputs written before the attempt joined the lineage header carry the id of the
+// transaction attempt that wrote them; `exactly verify` still reads it.
 inline constexpr std::string_view attempt_header = "exactly.attempt";
 
 struct Lineage {
   std::string_view topic;
   std::int32_t partition = 0;
   std::int64_t offset = 0;
+  std::string_view attempt;  // empty when the lineage names none
 
   friend bool operator==(const Lineage&, const Lineage&) = default;
 };
 
-// Parses "{topic}/{partition}/{offset}" as format_lineage writes it: a legal Kafka topic name
-// (1-249 of [a-zA-Z0-9._-]), then two canonical non-negative decimals (no sign, no leading
-// zero, no overflow). nullopt for anything else. The topic views `text`.
+// Parses "{topic}/{partition}/{offset}/{attempt}" as the engine writes it, or the older
+// "{topic}/{partition}/{offset}": a legal Kafka topic name (1-249 of [a-zA-Z0-9._-]), then two
+// canonical non-negative decimals (no sign, no leading zero, no overflow), then, if present, a
+// non-empty attempt id (the rest of the text). nullopt for anything else. The views are into
+// `text`.
 [[nodiscard]] std::optional<Lineage> parse_lineage(std::string_view text);
 
 [[nodiscard]] std::string format_lineage(std::string_view topic, std::int32_t partition,
@@ -79,7 +83,7 @@ class Audit {
 
   // One output record, in the order read from `output_partition`. `lineage_value`: the lineage
   // header's value, nullopt if it has none. The view is not kept.
-  // `attempt`: the attempt header's value, if any.
+  // `attempt`: the older attempt header's value, if any; else the lineage's attempt counts.
   void add_output(std::int32_t output_partition, std::optional<std::string_view> lineage_value,
                   std::optional<std::string_view> attempt = std::nullopt);
 

@@ -383,8 +383,9 @@ TEST_CASE("in instance scope a new owner waits for an open transaction that hold
     auto failed = kafka::read_topic(read, [&](const kafka::ReadRecord& r) {
       for (const auto& h : r.headers) {
         if (h.name == "exactly.lineage" && h.value) {
-          const auto at = h.value->rfind('/');
-          ++copies[std::stoll(std::string{h.value->substr(at + 1)})];
+          const auto lineage = verify::parse_lineage(*h.value);
+          REQUIRE_MESSAGE(lineage, *h.value);
+          ++copies[lineage->offset];
         }
       }
     });

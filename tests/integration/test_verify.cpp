@@ -10,18 +10,29 @@
 
 #include "engine/lineage.h"
 #include "harness.h"
+#include "verify/audit.h"
 
 using namespace std::chrono_literals;
 using namespace exactly;
 
 namespace {
 
-// The output record of input `offset` of partition 0 of `input`, written by `attempt`.
+enum class Form { current, older };
+
+// The output record of input `offset` of partition 0 of `input`, written by `attempt`: with the
+// attempt in the lineage header as the engine writes it, or in a header of its own as earlier
+// versions did (exactly verify reads both).
 void output_of(const std::string& output, const std::string& input, std::int64_t offset,
-               const std::string& attempt) {
-  test::produce_raw(output, 0, fmt::format("k{}", offset), fmt::format("v{}", offset),
-                    {{std::string{engine::lineage_header}, fmt::format("{}/0/{}", input, offset)},
-                     {std::string{engine::attempt_header}, attempt}});
+               const std::string& attempt, Form form = Form::current) {
+  if (form == Form::current) {
+    test::produce_raw(output, 0, fmt::format("k{}", offset), fmt::format("v{}", offset),
+                      {{std::string{engine::lineage_header},
+                        fmt::format("{}/0/{}/{}", input, offset, attempt)}});
+  } else {
+    test::produce_raw(output, 0, fmt::format("k{}", offset), fmt::format("v{}", offset),
+                      {{std::string{engine::lineage_header}, fmt::format("{}/0/{}", input, offset)},
+                       {std::string{verify::attempt_header}, attempt}});
+  }
 }
 
 }  // namespace
@@ -67,23 +78,26 @@ TEST_CASE("exactly verify finds each violation in an output written by hand (exi
   test::create_topic(dlq, 1);
   for (int i = 0; i < 7; ++i) test::produce_raw(input, 0, fmt::format("k{}", i), fmt::format("v{}", i));
 
-  // Input 0 twice (duplicated); 2 before 1 (an order violation); 3 never (missing); 4 by an
-  // attempt the service logged as aborted (an aborted read); 5 a dead letter; 6 once. Then an
-  // output without lineage, and one from a topic that is not the input.
-  output_of(output, input, 0, "a-1");
+  // Input 0 twice (duplicated, once in each form); 2 before 1 (an order violation); 3 never
+  // (missing); 4 and 6 by attempts the service logged as aborted (aborted reads, one in each
+  // form); 5 a dead letter. Then an output without lineage, one from a topic that is not the
+  // input, and one whose lineage ends in an empty attempt (unparsable).
+  output_of(output, input, 0, "a-1", Form::older);
   output_of(output, input, 0, "a-2");
   output_of(output, input, 2, "a-2");
   output_of(output, input, 1, "a-3");
   output_of(output, input, 4, "b-7");
-  output_of(output, input, 6, "a-4");
+  output_of(output, input, 6, "c-9", Form::older);
   test::produce_raw(output, 0, "k", "no lineage");
   test::produce_raw(output, 0, "k", "elsewhere",
-                    {{std::string{engine::lineage_header}, "another-topic/0/1"}});
+                    {{std::string{engine::lineage_header}, "another-topic/0/1/a-5"}});
+  test::produce_raw(output, 0, "k", "empty attempt",
+                    {{std::string{engine::lineage_header}, fmt::format("{}/0/6/", input)}});
   test::produce_raw(dlq, 0, "k5", "v5",
-                    {{std::string{engine::lineage_header}, fmt::format("{}/0/5", input)},
-                     {std::string{engine::attempt_header}, "a-4"}});
+                    {{std::string{engine::lineage_header}, fmt::format("{}/0/5/a-4", input)}});
   const auto aborted_log = dir / "service.log";
-  std::ofstream(aborted_log) << "[info] x.in.0: aborted attempt b-7, offsets [4, 5) (test)\n";
+  std::ofstream(aborted_log) << "[info] x.in.0: aborted attempt b-7, offsets [4, 5) (test)\n"
+                             << "[info] x.in.0: aborted attempt c-9, offsets [6, 7) (test)\n";
 
   test::Service verify(dir / "none.toml", dir / "verify.log");
   const int code = verify.run_to_end({"verify", "--bootstrap-servers", test::bootstrap(), "--input",
@@ -93,9 +107,11 @@ TEST_CASE("exactly verify finds each violation in an output written by hand (exi
   const std::string text = verify.log_text();
   INFO(text);
   CHECK(code == 4);
-  CHECK(text.find("1 aborted attempt(s) from the logs") != std::string::npos);
-  CHECK(text.find("inputs=7 outputs=8 dead_letters=1 missing=1 duplicated=1 order_violations=1 "
-                  "no_lineage=1 unknown_source=1 aborted_reads=1") != std::string::npos);
+  CHECK(text.find("2 aborted attempt(s) from the logs") != std::string::npos);
+  CHECK(text.find("inputs=7 outputs=9 dead_letters=1 missing=1 duplicated=1 order_violations=1 "
+                  "no_lineage=2 unknown_source=1 aborted_reads=2") != std::string::npos);
+  CHECK(text.find(fmt::format("aborted read: attempt b-7 ({}/0/4/b-7)", input)) != std::string::npos);
+  CHECK(text.find(fmt::format("aborted read: attempt c-9 ({}/0/6)", input)) != std::string::npos);
   CHECK(text.find(fmt::format("missing {}/0/3", input)) != std::string::npos);
   CHECK(text.find(fmt::format("duplicated {}/0/0 (2 outputs)", input)) != std::string::npos);
   CHECK(text.find(fmt::format("order violation {}/0/1 after {}/0/2", input, input)) != std::string::npos);

@@ -62,15 +62,19 @@ TEST_CASE("lineage round trip") {
     CHECK(parsed->offset == c.offset);
   }
   CHECK(format_lineage("payments", 2, 1234) == "payments/2/1234");
-  CHECK(parse_lineage("my.topic-v2_x/3/99") == Lineage{"my.topic-v2_x", 3, 99});
+  CHECK(parse_lineage("my.topic-v2_x/3/99") == Lineage{"my.topic-v2_x", 3, 99, ""});
+  // With the attempt that wrote it: everything after the third '/'.
+  CHECK(parse_lineage("my.topic-v2_x/3/99/1f2e3d4c-812") ==
+        Lineage{"my.topic-v2_x", 3, 99, "1f2e3d4c-812"});
+  CHECK(parse_lineage("payments/0/7/x/y") == Lineage{"payments", 0, 7, "x/y"});
 }
 
 TEST_CASE("the engine writes what the audit reads") {
   CHECK(exactly::engine::lineage_header == exactly::verify::lineage_header);
-  std::string text;
-  exactly::engine::format_lineage_into(text, "payments.v1", 7, 123456789012);
-  CHECK(text == format_lineage("payments.v1", 7, 123456789012));
-  CHECK(parse_lineage(text) == Lineage{"payments.v1", 7, 123456789012});
+  std::string text = "stale content";
+  exactly::engine::format_lineage_into(text, "payments.v1", 7, 123456789012, "0badc0de-12");
+  CHECK(text == format_lineage("payments.v1", 7, 123456789012) + "/0badc0de-12");
+  CHECK(parse_lineage(text) == Lineage{"payments.v1", 7, 123456789012, "0badc0de-12"});
 }
 
 TEST_CASE("lineage garbage is rejected") {
@@ -99,6 +103,10 @@ TEST_CASE("lineage garbage is rejected") {
       "payments/1/ 2",
       "payments/1/2 ",
       "payments/0x1/2",
+      "payments/1/2x/a-1",      // a bad offset before an attempt
+      "payments/1//a-1",
+      "payments//2/a-1",
+      "/1/2/a-1",
   };
   for (const char* text : rejects) {
     CAPTURE(text);
@@ -133,21 +141,30 @@ TEST_CASE("an output written by an aborted attempt is an aborted read") {
   Audit audit{std::string{topic}};
   audit.add_aborted_attempt("0badc0de-7");
   for (std::int64_t o = 0; o < 4; ++o) audit.add_input(0, o);
+  for (std::int64_t o = 0; o < 3; ++o) audit.add_input(1, o);
   const auto lineage = [](std::int64_t o) { return format_lineage(topic, 0, o); };
   audit.add_output(0, lineage(0), "0badc0de-6");
   audit.add_output(0, lineage(1), "0badc0de-7");  // aborted
   audit.add_output(0, lineage(2), std::nullopt);  // no attempt header: nothing to judge
   audit.add_output(0, lineage(3), "0badc0de-8");
   audit.add_dead_letter(lineage(1), "0badc0de-7");  // aborted, and a second reflection of 1
+  // The attempt in the lineage, as the engine writes it; an attempt header, as earlier versions
+  // wrote it, is what counts when there is one.
+  audit.add_output(1, format_lineage(topic, 1, 0) + "/0badc0de-7");  // aborted
+  audit.add_output(1, format_lineage(topic, 1, 1) + "/0badc0de-9");
+  audit.add_output(1, format_lineage(topic, 1, 2) + "/0badc0de-7", "0badc0de-9");
   const Report report = audit.finish();
-  CHECK(report.aborted_reads == 2);
+  CHECK(report.aborted_reads == 3);
   CHECK(report.duplicated == 1);
   CHECK(report.missing == 0);
+  CHECK(report.no_lineage == 0);
   CHECK_FALSE(report.ok());
   REQUIRE_FALSE(report.examples.empty());
   CHECK(std::count_if(report.examples.begin(), report.examples.end(), [](const std::string& e) {
           return e.starts_with("aborted read: attempt 0badc0de-7 (payments/0/1)");
         }) == 2);
+  CHECK(has_example(report,
+                    "aborted read: attempt 0badc0de-7 (payments/1/0/0badc0de-7) in output partition 1"));
 }
 
 TEST_CASE("aborted attempt ids are found in a service log") {

@@ -49,17 +49,19 @@ TEST_CASE("transactional ids are scoped to the input partition") {
 
 TEST_CASE("the lineage header the engine writes is the one the auditor reads") {
   std::string text = "stale content";
-  format_lineage_into(text, "payments.raw", 7, 123456789012);
-  CHECK(text == "payments.raw/7/123456789012");
+  format_lineage_into(text, "payments.raw", 7, 123456789012, "1f2e3d4c-812");
+  CHECK(text == "payments.raw/7/123456789012/1f2e3d4c-812");
   const auto parsed = exactly::verify::parse_lineage(text);
   REQUIRE(parsed.has_value());
   CHECK(parsed->topic == "payments.raw");
   CHECK(parsed->partition == 7);
   CHECK(parsed->offset == 123456789012);
+  CHECK(parsed->attempt == "1f2e3d4c-812");
   CHECK(lineage_header == exactly::verify::lineage_header);
-  format_lineage_into(text, "t", 0, std::numeric_limits<std::int64_t>::max());
-  CHECK(text == "t/0/9223372036854775807");
-  CHECK(text == exactly::verify::format_lineage("t", 0, std::numeric_limits<std::int64_t>::max()));
+  format_lineage_into(text, "t", 0, std::numeric_limits<std::int64_t>::max(), "a-1");
+  CHECK(text == "t/0/9223372036854775807/a-1");
+  CHECK(text == exactly::verify::format_lineage("t", 0, std::numeric_limits<std::int64_t>::max()) +
+                    "/a-1");
 }
 
 TEST_CASE("the emitter keeps every output until cleared, with nulls preserved") {
