@@ -297,7 +297,9 @@ class LatencyTrial:
         self.trial = Trial(workdir, peer, "identity", 100, int(rate * (seconds + warmup)),
                            commit_ms, 6)
         self.peer, self.rate, self.seconds, self.warmup = peer, rate, seconds, warmup
-        self.samples_path = workdir / f"latency-{peer}-{uuid.uuid4().hex[:8]}.txt"
+        tag = uuid.uuid4().hex[:8]
+        self.samples_path = workdir / f"latency-{peer}-{tag}.txt"
+        self.timeline_path = workdir / f"timeline-{peer}-{tag}.txt"
 
     def run(self):
         try:
@@ -320,7 +322,8 @@ class LatencyTrial:
             reader = subprocess.Popen(
                 [str(TOOL), "latency", "--bootstrap", BOOTSTRAP, "--topic", t.output, "--count",
                  str(expected), "--since-us", str(since_us), "--timeout",
-                 str(self.seconds + self.warmup + 60), "--samples", str(self.samples_path)],
+                 str(self.seconds + self.warmup + 60), "--samples", str(self.samples_path),
+                 "--timeline", str(self.timeline_path)],
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             run([TOOL, "pace", "--bootstrap", BOOTSTRAP, "--topic", t.input, "--rate", self.rate,
                  "--seconds", self.seconds + self.warmup])
@@ -335,7 +338,7 @@ class LatencyTrial:
                 "commit_ms": t.commit_ms, "count": int(m.group(1)),
                 "p50_ms": float(m.group(2)), "p99_ms": float(m.group(3)),
                 "p999_ms": float(m.group(4)), "max_ms": float(m.group(5)),
-                "samples": str(self.samples_path)}
+                "samples": str(self.samples_path), "timeline": str(self.timeline_path)}
 
 
 def median(values):

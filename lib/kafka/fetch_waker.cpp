@@ -12,7 +12,7 @@ namespace {
 using namespace std::chrono_literals;
 
 // How often the queue is looked at: a refill starts at most this late, while the queue still
-// holds the threshold's worth of records to go on with.
+// holds half the threshold's worth of records to go on with.
 constexpr auto sample_interval = 2ms;
 // The wake-up request waits at most this long for its answer (it only serves as a nudge).
 constexpr int request_timeout_ms = 500;
@@ -44,14 +44,10 @@ std::int64_t FetchWaker::wakeups() const {
 }
 
 void FetchWaker::run() {
-  bool seen_full = false;
+  RefillWatch watch(threshold_);
   std::unique_lock lock(mutex_);
   while (!stop_requested_.wait_for(lock, sample_interval, [this] { return stopping_; })) {
-    const auto length = static_cast<std::int64_t>(rd_kafka_queue_length(queue_));
-    if (length >= threshold_) {
-      seen_full = true;  // the broker threads have stopped fetching
-    } else if (seen_full) {
-      seen_full = false;
+    if (watch.sample(static_cast<std::int64_t>(rd_kafka_queue_length(queue_)))) {
       lock.unlock();
       wake();
       lock.lock();

@@ -9,6 +9,7 @@
 #include "kafka/client_errors.h"
 #include "kafka/error.h"
 #include "kafka/error_rdkafka.h"
+#include "kafka/fetch_waker.h"
 #include "kafka/properties.h"
 #include "kafka/timeout.h"
 
@@ -94,4 +95,30 @@ TEST_CASE("the SCRAM hint names librdkafka's version where it cannot log in to K
   } else {
     CHECK(hint.empty());
   }
+}
+
+TEST_CASE("a refill is asked for after a stop that no sample saw at the threshold itself") {
+  exactly::kafka::RefillWatch watch(10000);
+  // A fetch response lifted the queue to 10,355 and the loop drained it between two samples:
+  // the samples saw 9,600 and then less (the measured case that idled the fetchers a second).
+  CHECK_FALSE(watch.sample(3000));
+  CHECK_FALSE(watch.sample(9600));
+  CHECK_FALSE(watch.sample(7000));
+  CHECK_FALSE(watch.sample(5000));  // half is not below half
+  CHECK(watch.sample(4999));
+  CHECK_FALSE(watch.sample(100));   // once per refill
+  CHECK_FALSE(watch.sample(0));
+}
+
+TEST_CASE("a queue that stays short asks for no refill") {
+  exactly::kafka::RefillWatch watch(10000);
+  for (const std::int64_t length : {0, 2000, 7499, 6000, 100, 7000, 0}) CHECK_FALSE(watch.sample(length));
+  CHECK_FALSE(watch.sample(7500));
+  CHECK(watch.sample(0));
+}
+
+TEST_CASE("a threshold of one record still asks for a refill once the queue is empty") {
+  exactly::kafka::RefillWatch watch(1);
+  CHECK_FALSE(watch.sample(1));
+  CHECK(watch.sample(0));
 }
