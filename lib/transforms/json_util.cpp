@@ -67,7 +67,8 @@ bool nests_deeper_than(std::string_view text, int limit) {
 std::optional<Json> parse(std::string_view text, std::string& error) {
   try {
     return Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
+    // A syntax error (parse_error) or a number too large for a double (out_of_range 406).
     // Without nlohmann's "[json.exception.parse_error.101] " tag.
     std::string message = e.what();
     const auto end_of_tag = message.find("] ");

@@ -1,6 +1,8 @@
 #include "transforms/payment_enricher.h"
 
 #include <array>
+#include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -10,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 
 #include <fmt/format.h>
@@ -90,6 +93,259 @@ std::string iso_utc(std::int64_t ms) {
                      clock.subseconds().count());
 }
 
+// An event time in seconds as milliseconds, or nothing outside the years 0000 to 9999.
+std::optional<std::int64_t> event_ms(double seconds) {
+  const double ms = std::round(seconds * 1000.0);
+  if (!(ms >= static_cast<double>(earliest_ms) && ms <= static_cast<double>(latest_ms))) {
+    return std::nullopt;
+  }
+  return static_cast<std::int64_t>(ms);
+}
+
+std::string_view risk_of(std::int64_t cents, const PaymentEnricher::Config& config) {
+  return cents < config.medium_from_cents ? "low"
+         : cents < config.high_from_cents ? "medium"
+                                          : "high";
+}
+
+// What nlohmann's serialiser writes for a finite double (its dump_float).
+void append_double(std::string& out, double value) {
+  std::array<char, 64> buffer{};
+  char* end = nlohmann::detail::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+  out.append(buffer.data(), static_cast<std::size_t>(end - buffer.data()));
+}
+
+// One pass over a flat payment: checks the JSON grammar for what it accepts, writes the value
+// without whitespace into `out`, and picks up the fields the enricher reads. object() is false
+// for anything outside the flat case (the general path then decides, with its own messages).
+class FlatScan {
+ public:
+  struct Fields {
+    std::optional<std::string_view> payment_id;
+    std::optional<std::string_view> merchant_id;
+    std::optional<std::int64_t> cents;
+    std::optional<double> seconds;
+  };
+
+  FlatScan(std::string_view text, std::string& out) : text_(text), out_(out) {}
+
+  bool object() {
+    out_.clear();
+    skip_space();
+    if (!take('{')) return false;
+    out_ += '{';
+    skip_space();
+    if (peek() == '}') return false;  // no fields: the general path names the first missing one
+    for (;;) {
+      std::string_view key;
+      if (!string(key)) return false;
+      if (!new_key(key)) return false;
+      skip_space();
+      if (!take(':')) return false;
+      out_ += ':';
+      skip_space();
+      if (!member_value(key)) return false;
+      skip_space();
+      if (take(',')) {
+        out_ += ',';
+        skip_space();
+        continue;
+      }
+      if (!take('}')) return false;
+      out_ += '}';
+      skip_space();
+      return at_ == text_.size();
+    }
+  }
+
+  Fields fields;
+
+ private:
+  // More keys than this go to the general path (duplicates are looked for among all of them).
+  static constexpr std::size_t max_keys = 32;
+  // Longer numbers go to the general path; integers of up to 18 digits fit any 64-bit type.
+  static constexpr std::size_t max_number = 48;
+  static constexpr std::size_t max_integer_digits = 18;
+
+  enum class Kind { string, integer, floating, other };
+
+  [[nodiscard]] char peek() const { return at_ < text_.size() ? text_[at_] : '\0'; }
+
+  bool take(char c) {
+    if (peek() != c) return false;
+    ++at_;
+    return true;
+  }
+
+  void skip_space() {
+    while (at_ < text_.size()) {
+      const char c = text_[at_];
+      if (c != ' ' && c != '\t' && c != '\n' && c != '\r') return;
+      ++at_;
+    }
+  }
+
+  // A string of printable ASCII without escapes: written as it is (the general path would write
+  // the same bytes). `value` is its content.
+  bool string(std::string_view& value) {
+    if (!take('"')) return false;
+    const std::size_t begin = at_;
+    for (; at_ < text_.size(); ++at_) {
+      const auto c = static_cast<unsigned char>(text_[at_]);
+      if (c == '"') {
+        value = text_.substr(begin, at_ - begin);
+        ++at_;
+        out_ += '"';
+        out_ += value;
+        out_ += '"';
+        return true;
+      }
+      if (c < 0x20 || c > 0x7e || c == '\\') return false;
+    }
+    return false;
+  }
+
+  // A JSON number, checked against the grammar; integers are written as they are, others as the
+  // general path writes the double it parses.
+  bool number(Kind& kind, std::int64_t& integer, double& floating) {
+    const std::size_t begin = at_;
+    take('-');
+    if (take('0')) {
+      if (std::isdigit(static_cast<unsigned char>(peek())) != 0) return false;
+    } else if (!digits()) {
+      return false;
+    }
+    kind = Kind::integer;
+    if (take('.')) {
+      if (!digits()) return false;
+      kind = Kind::floating;
+    }
+    if (take('e') || take('E')) {
+      if (!take('+')) take('-');
+      if (!digits()) return false;
+      kind = Kind::floating;
+    }
+    const std::string_view token = text_.substr(begin, at_ - begin);
+    if (token.size() > max_number) return false;
+    const char* first = token.data();
+    const char* last = token.data() + token.size();
+    if (kind == Kind::integer) {
+      const std::size_t count = token.size() - (token.front() == '-' ? 1 : 0);
+      if (count > max_integer_digits || token == "-0") return false;  // "-0" is written "0"
+      if (std::from_chars(first, last, integer).ec != std::errc{}) return false;
+      out_ += token;
+      return true;
+    }
+    const auto [end, ec] = std::from_chars(first, last, floating);
+    if (ec != std::errc{} || end != last || !std::isfinite(floating)) return false;
+    append_double(out_, floating);
+    return true;
+  }
+
+  bool digits() {
+    const std::size_t begin = at_;
+    while (std::isdigit(static_cast<unsigned char>(peek())) != 0) ++at_;
+    return at_ > begin;
+  }
+
+  bool literal(std::string_view word) {
+    if (text_.substr(at_, word.size()) != word) return false;
+    at_ += word.size();
+    out_ += word;
+    return true;
+  }
+
+  // A scalar; `kind` says which, with its content for a string or number.
+  bool scalar(Kind& kind, std::string_view& string_value, std::int64_t& integer, double& floating) {
+    const char c = peek();
+    if (c == '"') {
+      kind = Kind::string;
+      return string(string_value);
+    }
+    if (c == '-' || std::isdigit(static_cast<unsigned char>(c)) != 0) {
+      return number(kind, integer, floating);
+    }
+    kind = Kind::other;
+    return literal("true") || literal("false") || literal("null");
+  }
+
+  // An array of scalars; nested arrays and objects go to the general path.
+  bool array() {
+    ++at_;
+    out_ += '[';
+    skip_space();
+    if (take(']')) {
+      out_ += ']';
+      return true;
+    }
+    for (;;) {
+      Kind kind{};
+      std::string_view string_value;
+      std::int64_t integer = 0;
+      double floating = 0;
+      if (!scalar(kind, string_value, integer, floating)) return false;
+      skip_space();
+      if (take(',')) {
+        out_ += ',';
+        skip_space();
+        continue;
+      }
+      if (!take(']')) return false;
+      out_ += ']';
+      return true;
+    }
+  }
+
+  bool member_value(std::string_view key) {
+    if (peek() == '[') return array();
+    Kind kind{};
+    std::string_view string_value;
+    std::int64_t integer = 0;
+    double floating = 0;
+    if (!scalar(kind, string_value, integer, floating)) return false;
+    if (key == "payment_id") {
+      if (kind != Kind::string) return false;
+      fields.payment_id = string_value;
+    } else if (key == "merchant_id") {
+      if (kind != Kind::string) return false;
+      fields.merchant_id = string_value;
+    } else if (key == "amount_cents") {
+      if (kind != Kind::integer) return false;
+      fields.cents = integer;
+    } else if (key == "event_time") {
+      if (kind == Kind::integer) {
+        fields.seconds = static_cast<double>(integer);
+      } else if (kind == Kind::floating) {
+        fields.seconds = floating;
+      } else {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // A key seen for the first time, and not one the enricher writes (the general path overwrites
+  // those in place, and keeps the first place of a duplicate key with its last value).
+  bool new_key(std::string_view key) {
+    if (keys_ == max_keys) return false;
+    for (std::size_t i = 0; i < keys_; ++i) {
+      if (seen_[i] == key) return false;
+    }
+    if (key == "amount" || key == "currency" || key == "risk" || key == "merchant_tier" ||
+        key == "event_time_iso") {
+      return false;
+    }
+    seen_[keys_++] = key;
+    return true;
+  }
+
+  std::string_view text_;
+  std::string& out_;
+  std::size_t at_ = 0;
+  std::array<std::string_view, max_keys> seen_{};
+  std::size_t keys_ = 0;
+};
+
 }  // namespace
 
 PaymentEnricher::PaymentEnricher(Config config) : config_(std::move(config)) {}
@@ -142,94 +398,10 @@ Status PaymentEnricher::process(const RecordView& record, Emitter& out) {
     if (!record.value) {
       return Status::error("value is null");
     }
-    const std::string_view text = *record.value;
-    if (json::nests_deeper_than(text, max_depth)) {
-      return Status::error(fmt::format("value nests deeper than {} levels", max_depth));
+    if (!enrich_flat(*record.value, config_, output_)) {
+      Status status = enrich_general(*record.value, config_, output_);
+      if (status.code != StatusCode::ok) return status;
     }
-    std::string parse_error;
-    std::optional<Json> parsed = json::parse(text, parse_error);
-    if (!parsed) return Status::error(std::move(parse_error));
-    Json& payment = *parsed;
-    if (!payment.is_object()) {
-      return Status::error(
-          fmt::format("value must be a JSON object, got {}", payment.type_name()));
-    }
-
-    // Everything is read before anything is added: adding to an ordered_json may move its
-    // elements, which would leave these iterators dangling.
-    const auto payment_id = payment.find("payment_id");
-    if (payment_id == payment.end()) {
-      return missing("payment_id");
-    }
-    if (!payment_id->is_string()) {
-      return wrong_type("payment_id", "a string", *payment_id);
-    }
-
-    const auto amount = payment.find("amount_cents");
-    if (amount == payment.end()) {
-      return missing("amount_cents");
-    }
-    if (!amount->is_number_integer()) {
-      return wrong_type("amount_cents", "an integer", *amount);
-    }
-    std::int64_t cents = 0;
-    if (amount->is_number_unsigned()) {
-      const auto unsigned_cents = amount->get<std::uint64_t>();
-      if (unsigned_cents >
-          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-        return Status::error(
-            fmt::format("field 'amount_cents' is out of range, got {}", unsigned_cents));
-      }
-      cents = static_cast<std::int64_t>(unsigned_cents);
-    } else {
-      cents = amount->get<std::int64_t>();
-    }
-    if (cents < 0) {
-      return Status::error(fmt::format("field 'amount_cents' must be >= 0, got {}", cents));
-    }
-
-    const auto merchant_id = payment.find("merchant_id");
-    if (merchant_id == payment.end()) {
-      return missing("merchant_id");
-    }
-    if (!merchant_id->is_string()) {
-      return wrong_type("merchant_id", "a string", *merchant_id);
-    }
-    const std::string_view tier = merchant_tier(merchant_id->get_ref<const std::string&>());
-
-    const auto event_time = payment.find("event_time");
-    if (event_time == payment.end()) {
-      return missing("event_time");
-    }
-    if (!event_time->is_number()) {
-      return wrong_type("event_time", "a number", *event_time);
-    }
-    const double seconds = event_time->get<double>();
-    const double ms = std::round(seconds * 1000.0);
-    if (!(ms >= static_cast<double>(earliest_ms) && ms <= static_cast<double>(latest_ms))) {
-      return Status::error(fmt::format(
-          "field 'event_time' must fall within the years 0000 to 9999, got {}", seconds));
-    }
-    std::string iso = iso_utc(static_cast<std::int64_t>(ms));
-
-    const std::string_view risk = cents < config_.medium_from_cents ? "low"
-                                  : cents < config_.high_from_cents ? "medium"
-                                                                    : "high";
-
-    payment["amount"] = static_cast<double>(cents) / 100.0;
-    payment["currency"] = config_.currency;
-    payment["risk"] = risk;
-    payment["merchant_tier"] = tier;
-    payment["event_time_iso"] = std::move(iso);
-
-    // What dump() does, but into a buffer that keeps its capacity from record to record instead
-    // of a new string each time. The serialiser lives in nlohmann's detail namespace; should a
-    // release move it, `output_ = payment.dump();` is the drop-in replacement.
-    output_.clear();
-    nlohmann::detail::serializer<Json> serializer{
-        nlohmann::detail::output_adapter<char, std::string>(output_), ' '};
-    serializer.dump(payment, /*pretty_print=*/false, /*ensure_ascii=*/false, /*indent_step=*/0);
-
     out.emit(OutputView{record.key, std::string_view{output_}, record.headers, std::nullopt});
     return Status::ok();
   } catch (const std::exception& e) {
@@ -238,6 +410,114 @@ Status PaymentEnricher::process(const RecordView& record, Emitter& out) {
     return Status::error(fmt::format("{} failed with an exception that is not std::exception",
                                      name));
   }
+}
+
+Status PaymentEnricher::enrich_general(std::string_view text, const Config& config,
+                                       std::string& output) {
+  if (json::nests_deeper_than(text, max_depth)) {
+    return Status::error(fmt::format("value nests deeper than {} levels", max_depth));
+  }
+  std::string parse_error;
+  std::optional<Json> parsed = json::parse(text, parse_error);
+  if (!parsed) return Status::error(std::move(parse_error));
+  Json& payment = *parsed;
+  if (!payment.is_object()) {
+    return Status::error(fmt::format("value must be a JSON object, got {}", payment.type_name()));
+  }
+
+  // Everything is read before anything is added: adding to an ordered_json may move its
+  // elements, which would leave these iterators dangling.
+  const auto payment_id = payment.find("payment_id");
+  if (payment_id == payment.end()) {
+    return missing("payment_id");
+  }
+  if (!payment_id->is_string()) {
+    return wrong_type("payment_id", "a string", *payment_id);
+  }
+
+  const auto amount = payment.find("amount_cents");
+  if (amount == payment.end()) {
+    return missing("amount_cents");
+  }
+  if (!amount->is_number_integer()) {
+    return wrong_type("amount_cents", "an integer", *amount);
+  }
+  std::int64_t cents = 0;
+  if (amount->is_number_unsigned()) {
+    const auto unsigned_cents = amount->get<std::uint64_t>();
+    if (unsigned_cents > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      return Status::error(
+          fmt::format("field 'amount_cents' is out of range, got {}", unsigned_cents));
+    }
+    cents = static_cast<std::int64_t>(unsigned_cents);
+  } else {
+    cents = amount->get<std::int64_t>();
+  }
+  if (cents < 0) {
+    return Status::error(fmt::format("field 'amount_cents' must be >= 0, got {}", cents));
+  }
+
+  const auto merchant_id = payment.find("merchant_id");
+  if (merchant_id == payment.end()) {
+    return missing("merchant_id");
+  }
+  if (!merchant_id->is_string()) {
+    return wrong_type("merchant_id", "a string", *merchant_id);
+  }
+  const std::string_view tier = merchant_tier(merchant_id->get_ref<const std::string&>());
+
+  const auto event_time = payment.find("event_time");
+  if (event_time == payment.end()) {
+    return missing("event_time");
+  }
+  if (!event_time->is_number()) {
+    return wrong_type("event_time", "a number", *event_time);
+  }
+  const double seconds = event_time->get<double>();
+  const std::optional<std::int64_t> ms = event_ms(seconds);
+  if (!ms) {
+    return Status::error(fmt::format(
+        "field 'event_time' must fall within the years 0000 to 9999, got {}", seconds));
+  }
+
+  payment["amount"] = static_cast<double>(cents) / 100.0;
+  payment["currency"] = config.currency;
+  payment["risk"] = risk_of(cents, config);
+  payment["merchant_tier"] = tier;
+  payment["event_time_iso"] = iso_utc(*ms);
+
+  // What dump() does, but into a buffer that keeps its capacity from record to record instead
+  // of a new string each time. The serialiser lives in nlohmann's detail namespace; should a
+  // release move it, `output = payment.dump();` is the drop-in replacement.
+  output.clear();
+  nlohmann::detail::serializer<Json> serializer{
+      nlohmann::detail::output_adapter<char, std::string>(output), ' '};
+  serializer.dump(payment, /*pretty_print=*/false, /*ensure_ascii=*/false, /*indent_step=*/0);
+  return Status::ok();
+}
+
+bool PaymentEnricher::enrich_flat(std::string_view text, const Config& config,
+                                  std::string& output) {
+  FlatScan scan{text, output};
+  if (!scan.object()) return false;
+  const FlatScan::Fields& f = scan.fields;
+  if (!f.payment_id || !f.merchant_id || !f.cents || !f.seconds || *f.cents < 0) return false;
+  const std::optional<std::int64_t> ms = event_ms(*f.seconds);
+  if (!ms) return false;
+  // The derived fields, in the general path's order and form, in place of the closing brace.
+  output.pop_back();
+  output += R"(,"amount":)";
+  append_double(output, static_cast<double>(*f.cents) / 100.0);
+  output += R"(,"currency":")";
+  output += config.currency;  // three upper-case letters: nothing to escape
+  output += R"(","risk":")";
+  output += risk_of(*f.cents, config);
+  output += R"(","merchant_tier":")";
+  output += merchant_tier(*f.merchant_id);
+  output += R"(","event_time_iso":")";
+  output += iso_utc(*ms);
+  output += R"("})";
+  return true;
 }
 
 }  // namespace exactly::transforms

@@ -46,6 +46,18 @@ class PaymentEnricher final : public Transform {
   // Not thread-safe: it reuses a member buffer, so give each thread its own instance.
   Status process(const RecordView& record, Emitter& out) override;
 
+  // The two ways a value is enriched, for the tests that hold them to each other.
+  //
+  // The general one parses the value into a JSON document, adds the fields and serialises it
+  // compactly; it handles every input and names what is wrong with a bad one.
+  static Status enrich_general(std::string_view value, const Config& config, std::string& out);
+  // The flat one is a single pass for the common case: an object of scalars and arrays of
+  // scalars, strings of printable ASCII without escapes, no duplicate key and no derived field
+  // already present. It copies the value without its whitespace, writes numbers as the general
+  // path does, and appends the derived fields: the same bytes as the general path, without
+  // building a document. False (and `out` unspecified) for anything else, valid or not.
+  static bool enrich_flat(std::string_view value, const Config& config, std::string& out);
+
  private:
   explicit PaymentEnricher(Config config);
 

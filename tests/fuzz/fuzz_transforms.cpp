@@ -2,7 +2,8 @@
 // run through the same C ABI adapter as a loaded plugin. The input is one selector byte (which
 // transform), the transform's config as TOML, a NUL byte, then the record's value. Whatever the
 // bytes, creation fails with a message or succeeds, and processing returns ok, skip or an error
-// with a message; an ok record emits valid JSON; nothing crashes, leaks or throws.
+// with a message; an ok record emits valid JSON; nothing crashes, leaks or throws. And for any
+// value, the enricher's flat path either declines or writes the general path's bytes.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <toml++/toml.h>
 
+#include "transforms/payment_enricher.h"
 #include "transforms/transform.h"
 
 namespace {
@@ -49,6 +51,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (nul == std::string_view::npos) return 0;
   const std::string_view config_text = rest.substr(0, nul);
   const std::string_view value = rest.substr(nul + 1);
+
+  try {
+    const PaymentEnricher::Config defaults;
+    std::string flat;
+    std::string general;
+    if (PaymentEnricher::enrich_flat(value, defaults, flat)) {
+      const Status status = PaymentEnricher::enrich_general(value, defaults, general);
+      expect(status.code == StatusCode::ok, "the flat path enriched what the general one refuses");
+      expect(flat == general, "the flat path wrote other bytes than the general one");
+    }
+  } catch (...) {
+    expect(false, "the enricher threw");
+  }
 
   toml::table config;
   try {

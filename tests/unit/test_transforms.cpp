@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <random>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include <toml++/toml.h>
 
 #include "sample/payments.h"
+#include "transforms/payment_enricher.h"
 #include "transforms/transform.h"
 
 namespace {
@@ -385,6 +387,11 @@ TEST_SUITE("payment-enricher") {
     CHECK(rejection("{\"payment_id\":\"\xc3\"}").starts_with("value is not valid JSON: "));
   }
 
+  TEST_CASE("a number too large for a double is invalid JSON, not a failure of the transform") {
+    CHECK(rejection(R"({"payment_id":"p","amount_cents":5,"merchant_id":"m","event_time":1e999})") ==
+          "value is not valid JSON: number overflow parsing '1e999'");
+  }
+
   TEST_CASE("a value that is not an object is an error") {
     CHECK(rejection("[1,2]") == "value must be a JSON object, got array");
     CHECK(rejection("\"text\"") == "value must be a JSON object, got string");
@@ -493,5 +500,117 @@ TEST_SUITE("payment-enricher") {
     CHECK(create_error("payment-enricher", "risk = 'high'") ==
           "payment-enricher: unknown config key 'risk'; the keys are: currency, "
           "medium_from_cents, high_from_cents");
+  }
+}
+
+TEST_SUITE("payment-enricher's flat path") {
+  using exactly::transforms::PaymentEnricher;
+
+  // The flat path's verdict on `value`: when it enriches, the general path enriches too, into the
+  // same bytes. Returns whether the flat path took it.
+  bool flat_matches_general(std::string_view value, const PaymentEnricher::Config& config = {}) {
+    std::string flat;
+    std::string general;
+    const bool took = PaymentEnricher::enrich_flat(value, config, flat);
+    const Status status = PaymentEnricher::enrich_general(value, config, general);
+    if (took) {
+      INFO(value);
+      CHECK(status.code == StatusCode::ok);
+      CHECK(flat == general);
+    }
+    return took;
+  }
+
+  TEST_CASE("takes the usual payments and writes what the general path writes") {
+    // The sample generator's, the benchmark's padded form, pretty-printed, with numbers the
+    // general path rewrites (trailing zeros, exponents, integers as event times) and every
+    // scalar type among the other fields.
+    const std::vector<std::string> values{
+        exactly::sample::payment_json(7, 1700000000.5),
+        exactly::sample::payment_json(12345, 1700000000.0),
+        R"({"payment_id":"payment-1","amount_cents":42,"merchant_id":"merchant-1","event_time":1700000000.100,"note":")" +
+            std::string(900, 'x') + R"("})",
+        valid_payment().dump(2),
+        " \t\r\n{ \"payment_id\" : \"p\" , \"amount_cents\" : 0 , \"merchant_id\" : \"m-5\" , "
+        "\"event_time\" : 1704164645 } \n",
+        R"({"payment_id":"p","amount_cents":999999999999999999,"merchant_id":"","event_time":1.7e9})",
+        R"({"payment_id":"p","amount_cents":5,"merchant_id":"m","event_time":17040E5,"f":-0.0,"g":1E-7,"h":-12,"i":0})",
+        R"({"payment_id":"p","amount_cents":5,"merchant_id":"m","event_time":-1.5,"b":true,"c":false,"n":null,"a":[],"z":[1,"two",3.50,null, false ]})",
+        R"({"payment_id":"p/'","amount_cents":40000,"merchant_id":"m~{}[]:,","event_time":0.0005})",
+    };
+    for (const std::string& value : values) {
+      CAPTURE(value);
+      CHECK(flat_matches_general(value));
+    }
+    PaymentEnricher::Config euro;
+    euro.currency = "EUR";
+    euro.medium_from_cents = 1;
+    euro.high_from_cents = 2;
+    CHECK(flat_matches_general(exactly::sample::payment_json(3, 1700000000.25), euro));
+  }
+
+  TEST_CASE("leaves to the general path what it cannot write the same way or must refuse") {
+    const std::vector<std::string> values{
+        // The general path's rewrites: escapes, non-ASCII, "-0", duplicates, derived fields.
+        R"({"payment_id":"p\u0031","amount_cents":5,"merchant_id":"m","event_time":1})",
+        R"({"payment_id":"p\n","amount_cents":5,"merchant_id":"m","event_time":1})",
+        "{\"payment_id\":\"p\xc3\xa9\",\"amount_cents\":5,\"merchant_id\":\"m\",\"event_time\":1}",
+        R"({"payment_id":"p","amount_cents":5,"merchant_id":"m","event_time":1,"x":-0})",
+        R"({"payment_id":"p","amount_cents":5,"merchant_id":"m","event_time":1,"payment_id":"q"})",
+        R"({"payment_id":"p","amount_cents":5,"merchant_id":"m","event_time":1,"risk":"none"})",
+        R"({"payment_id":"p","amount_cents":5,"merchant_id":"m","event_time":1,"o":{"a":1}})",
+        R"({"payment_id":"p","amount_cents":5,"merchant_id":"m","event_time":1,"a":[[1]]})",
+        R"({"payment_id":"p","amount_cents":5,"merchant_id":"m","event_time":1,"big":1234567890123456789})",
+        "\xef\xbb\xbf{\"payment_id\":\"p\",\"amount_cents\":5,\"merchant_id\":\"m\",\"event_time\":1}",
+        // What the general path refuses, each with its own message.
+        R"({"payment_id":"p","amount_cents":-5,"merchant_id":"m","event_time":1})",
+        R"({"payment_id":"p","amount_cents":5.0,"merchant_id":"m","event_time":1})",
+        R"({"payment_id":7,"amount_cents":5,"merchant_id":"m","event_time":1})",
+        R"({"payment_id":"p","amount_cents":5,"merchant_id":"m","event_time":"1"})",
+        R"({"payment_id":"p","amount_cents":5,"merchant_id":"m","event_time":1e300})",
+        R"({"payment_id":"p","amount_cents":5,"merchant_id":"m","event_time":1e999})",
+        R"({"payment_id":"p","amount_cents":5,"merchant_id":"m"})",
+        R"({"payment_id":"p","amount_cents":05,"merchant_id":"m","event_time":1})",
+        R"({"payment_id":"p","amount_cents":5,"merchant_id":"m","event_time":1.})",
+        R"({"payment_id":"p","amount_cents":5,"merchant_id":"m","event_time":1,})",
+        R"({"payment_id":"p","amount_cents":5,"merchant_id":"m","event_time":1} x)",
+        R"({"payment_id":"p","amount_cents":5,"merchant_id":"m","event_time":1,"t":tru})",
+        R"([{"payment_id":"p"}])",
+        "{}",
+        "",
+    };
+    for (const std::string& value : values) {
+      CAPTURE(value);
+      CHECK_FALSE(flat_matches_general(value));
+    }
+  }
+
+  TEST_CASE("random edits of payments: whatever the flat path takes, the general path writes alike") {
+    // Bytes that matter to JSON, spliced into valid payments at random: most edits break the
+    // value or leave the flat case, and each one the flat path still takes must match.
+    const std::string alphabet = "{}[],:\"\\ \t\n-+.eE0123456789tfnulrsx/\x01\xc3\xa9";
+    std::mt19937_64 random(20261205);
+    int taken = 0;
+    int checked = 0;
+    for (int i = 0; i < 20000; ++i) {
+      std::string value = exactly::sample::payment_json(random() % 1000,
+                                                        1700000000.0 + static_cast<double>(random() % 100000) / 1000.0);
+      const int edits = 1 + static_cast<int>(random() % 3);
+      for (int e = 0; e < edits; ++e) {
+        const std::size_t at = random() % (value.size() + 1);
+        const char c = alphabet[random() % alphabet.size()];
+        switch (random() % 3) {
+          case 0: value.insert(at, 1, c); break;
+          case 1: if (at < value.size()) value.erase(at, 1); break;
+          default: if (at < value.size()) value[at] = c; break;
+        }
+      }
+      ++checked;
+      if (flat_matches_general(value)) ++taken;
+    }
+    // The edits leave a share in the flat case (a digit for a digit, a letter in a string), so
+    // the comparison above ran on many of them.
+    CHECK(taken > 1000);
+    CHECK(taken < checked);
   }
 }
