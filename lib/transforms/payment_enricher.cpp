@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <exception>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -80,17 +81,17 @@ std::string_view merchant_tier(std::string_view merchant_id) {
   return last == '0' || last == '5' ? "key" : "standard";
 }
 
-// "2024-01-02T03:04:05.678Z". `ms` must lie within [earliest_ms, latest_ms].
-std::string iso_utc(std::int64_t ms) {
+// Appends "2024-01-02T03:04:05.678Z". `ms` must lie within [earliest_ms, latest_ms].
+void append_iso_utc(std::string& out, std::int64_t ms) {
   using namespace std::chrono;
   const sys_time<milliseconds> time{milliseconds{ms}};
   const sys_days day = floor<days>(time);
   const year_month_day date{day};
   const hh_mm_ss<milliseconds> clock{time - day};
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", static_cast<int>(date.year()),
-                     static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
-                     clock.hours().count(), clock.minutes().count(), clock.seconds().count(),
-                     clock.subseconds().count());
+  fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+                 static_cast<int>(date.year()), static_cast<unsigned>(date.month()),
+                 static_cast<unsigned>(date.day()), clock.hours().count(), clock.minutes().count(),
+                 clock.seconds().count(), clock.subseconds().count());
 }
 
 // An event time in seconds as milliseconds, or nothing outside the years 0000 to 9999.
@@ -145,16 +146,12 @@ class FlatScan {
       out_ += ':';
       skip_space();
       if (!member_value(key)) return false;
-      skip_space();
-      if (take(',')) {
-        out_ += ',';
+      bool closed = false;
+      if (!next_item('}', closed)) return false;
+      if (closed) {
         skip_space();
-        continue;
+        return at_ == text_.size();
       }
-      if (!take('}')) return false;
-      out_ += '}';
-      skip_space();
-      return at_ == text_.size();
     }
   }
 
@@ -168,6 +165,12 @@ class FlatScan {
   static constexpr std::size_t max_integer_digits = 18;
 
   enum class Kind { string, integer, floating, other };
+  struct Scalar {
+    Kind kind = Kind::other;
+    std::string_view text;  // a string's content
+    std::int64_t integer = 0;
+    double floating = 0;
+  };
 
   [[nodiscard]] char peek() const { return at_ < text_.size() ? text_[at_] : '\0'; }
 
@@ -255,17 +258,32 @@ class FlatScan {
     return true;
   }
 
+  // After an item: a comma (false in `closed`, the next item follows) or the closing `close`.
+  bool next_item(char close, bool& closed) {
+    skip_space();
+    if (take(',')) {
+      out_ += ',';
+      skip_space();
+      closed = false;
+      return true;
+    }
+    if (!take(close)) return false;
+    out_ += close;
+    closed = true;
+    return true;
+  }
+
   // A scalar; `kind` says which, with its content for a string or number.
-  bool scalar(Kind& kind, std::string_view& string_value, std::int64_t& integer, double& floating) {
+  bool scalar(Scalar& value) {
     const char c = peek();
     if (c == '"') {
-      kind = Kind::string;
-      return string(string_value);
+      value.kind = Kind::string;
+      return string(value.text);
     }
     if (c == '-' || std::isdigit(static_cast<unsigned char>(c)) != 0) {
-      return number(kind, integer, floating);
+      return number(value.kind, value.integer, value.floating);
     }
-    kind = Kind::other;
+    value.kind = Kind::other;
     return literal("true") || literal("false") || literal("null");
   }
 
@@ -278,45 +296,31 @@ class FlatScan {
       out_ += ']';
       return true;
     }
-    for (;;) {
-      Kind kind{};
-      std::string_view string_value;
-      std::int64_t integer = 0;
-      double floating = 0;
-      if (!scalar(kind, string_value, integer, floating)) return false;
-      skip_space();
-      if (take(',')) {
-        out_ += ',';
-        skip_space();
-        continue;
-      }
-      if (!take(']')) return false;
-      out_ += ']';
-      return true;
+    for (bool closed = false; !closed;) {
+      Scalar item;
+      if (!scalar(item) || !next_item(']', closed)) return false;
     }
+    return true;
   }
 
   bool member_value(std::string_view key) {
     if (peek() == '[') return array();
-    Kind kind{};
-    std::string_view string_value;
-    std::int64_t integer = 0;
-    double floating = 0;
-    if (!scalar(kind, string_value, integer, floating)) return false;
+    Scalar value;
+    if (!scalar(value)) return false;
     if (key == "payment_id") {
-      if (kind != Kind::string) return false;
-      fields.payment_id = string_value;
+      if (value.kind != Kind::string) return false;
+      fields.payment_id = value.text;
     } else if (key == "merchant_id") {
-      if (kind != Kind::string) return false;
-      fields.merchant_id = string_value;
+      if (value.kind != Kind::string) return false;
+      fields.merchant_id = value.text;
     } else if (key == "amount_cents") {
-      if (kind != Kind::integer) return false;
-      fields.cents = integer;
+      if (value.kind != Kind::integer) return false;
+      fields.cents = value.integer;
     } else if (key == "event_time") {
-      if (kind == Kind::integer) {
-        fields.seconds = static_cast<double>(integer);
-      } else if (kind == Kind::floating) {
-        fields.seconds = floating;
+      if (value.kind == Kind::integer) {
+        fields.seconds = static_cast<double>(value.integer);
+      } else if (value.kind == Kind::floating) {
+        fields.seconds = value.floating;
       } else {
         return false;
       }
@@ -484,7 +488,9 @@ Status PaymentEnricher::enrich_general(std::string_view text, const Config& conf
   payment["currency"] = config.currency;
   payment["risk"] = risk_of(cents, config);
   payment["merchant_tier"] = tier;
-  payment["event_time_iso"] = iso_utc(*ms);
+  std::string iso;
+  append_iso_utc(iso, *ms);
+  payment["event_time_iso"] = std::move(iso);
 
   // What dump() does, but into a buffer that keeps its capacity from record to record instead
   // of a new string each time. The serialiser lives in nlohmann's detail namespace; should a
@@ -515,7 +521,7 @@ bool PaymentEnricher::enrich_flat(std::string_view text, const Config& config,
   output += R"(","merchant_tier":")";
   output += merchant_tier(*f.merchant_id);
   output += R"(","event_time_iso":")";
-  output += iso_utc(*ms);
+  append_iso_utc(output, *ms);
   output += R"("})";
   return true;
 }
