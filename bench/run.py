@@ -210,10 +210,7 @@ listen = "127.0.0.1:0"
                 progress_source = self.log_path
                 peer.wait(timeout)
             else:
-                watcher = subprocess.run(
-                    [str(TOOL), "watch", "--bootstrap", BOOTSTRAP, "--group", self.group,
-                     "--topic", self.input, "--count", str(self.records), "--timeout",
-                     str(timeout)], text=True, capture_output=True, check=False)
+                watcher = self.watch(peer, timeout)
                 if watcher.returncode != 0:
                     raise RuntimeError(f"{self.peer} did not commit its input: "
                                        f"{watcher.stderr.strip()} (log: {self.log_path})")
@@ -248,6 +245,25 @@ listen = "127.0.0.1:0"
             "rss_mib": rss, "commit_p50_ms": commit[0], "commit_p99_ms": commit[1],
             "fetch_wakeups": getattr(self, "fetch_wakeups", None),
         }
+
+    def watch(self, peer, timeout):
+        """Runs the tool's watch of the peer's committed input offsets; a peer that exits first
+        (a bad setting, a crash) ends the trial at once instead of after the watch's timeout."""
+        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+            watcher = subprocess.Popen(
+                [str(TOOL), "watch", "--bootstrap", BOOTSTRAP, "--group", self.group,
+                 "--topic", self.input, "--count", str(self.records), "--timeout", str(timeout)],
+                text=True, stdout=out, stderr=err)
+            while watcher.poll() is None:
+                if peer.poll() is not None:
+                    stop(watcher, 5)
+                    raise RuntimeError(f"{self.peer} exited with {peer.returncode} before it "
+                                       f"committed its input (log: {self.log_path})")
+                time.sleep(0.2)
+            out.seek(0)
+            err.seek(0)
+            return subprocess.CompletedProcess(watcher.args, watcher.returncode, out.read(),
+                                               err.read())
 
     def ceiling_usage(self, text):
         m = re.search(r"^usage cpu_s=(\S+) rss_mib=(\S+)$", text, re.M)

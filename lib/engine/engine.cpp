@@ -23,6 +23,10 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 constexpr auto poll_timeout = 100ms;
+// While a commit runs on its own thread: the loop looks for its end this often when idle.
+constexpr auto pending_poll_timeout = 1ms;
+// Records of one partition held while its commit runs; past this, the loop waits for the commit.
+constexpr std::size_t held_limit = 10000;
 constexpr auto report_interval = 10s;
 
 std::chrono::milliseconds left_until(Clock::time_point deadline) {
@@ -152,6 +156,7 @@ Engine::Engine(const config::Config& config, transforms::Transform& transform,
     instance_id_ = instance_transactional_id(config.pipeline.transactional_id_prefix,
                                              config.pipeline.input_topic, member, instance_tag_);
   }
+  async_commits_ = !instance_scope_ && config.pipeline.delivery == config::Delivery::exactly_once;
 }
 
 std::vector<std::string> Engine::aborted_attempts() const {
@@ -359,7 +364,7 @@ int Engine::run(const std::atomic<int>& signals) {
   last_report_ = Clock::now();
 
   while (signals.load() == 0 && !stop_code_) {
-    kafka::Message message = consumer_->poll(poll_timeout);
+    kafka::Message message = consumer_->poll(pending_ > 0 ? pending_poll_timeout : poll_timeout);
     // One clock read per record for the loop's bookkeeping (the transform's latency takes two
     // more): on some virtual machines a read costs a system call.
     const auto now = Clock::now();
@@ -398,6 +403,24 @@ void Engine::process(kafka::Message& message, Clock::time_point now) {
   auto it = partitions_.find(message.partition());
   if (it == partitions_.end()) return;  // not (or no longer) ours: a stale fetch
   Partition& p = it->second;
+  if (p.pending && p.pending->wait_for(0s) == std::future_status::ready) {
+    settle(p);
+    drain(p, now);
+  }
+  if (p.pending || !p.held.empty()) {
+    // Its commit is still running: the record waits for it, in order. The prefetch queue bounds
+    // what can be held; past that, the loop waits for the commit.
+    p.held.push_back(std::move(message));
+    if (p.held.size() >= held_limit) {
+      settle(p);
+      drain(p, now);
+    }
+    return;
+  }
+  handle(p, message, now);
+}
+
+void Engine::handle(Partition& p, kafka::Message& message, Clock::time_point now) {
   const std::int64_t offset = message.offset();
   if (p.paused || (p.position != kafka::offset_invalid && offset < p.position)) {
     // Fetched before a rewind, or delivered while waiting out a backoff: the rewind re-reads it.
@@ -511,9 +534,8 @@ void Engine::process(kafka::Message& message, Clock::time_point now) {
   p.records += 1;
   if ((p.quarantine && p.records >= p.chunk_span) || p.records >= limits_.max_records ||
       p.bytes >= limits_.max_bytes) {
-    Partition* one[] = {&p};
-    commit(one, Clock::now() + config_.transactions.commit_timeout,
-           p.quarantine ? "quarantine" : "size");
+    commit_async(p, Clock::now() + config_.transactions.commit_timeout,
+                 p.quarantine ? "quarantine" : "size");
   }
 }
 
@@ -670,6 +692,13 @@ void Engine::tick(Clock::time_point now) {
   observer_.metrics.flush_transform();
   for (auto& [number, p] : partitions_) {
     report_counts(p);
+    if (p.pending) {
+      if (p.pending->wait_for(0s) != std::future_status::ready) continue;
+      settle(p);
+      drain(p, now);
+      if (stop_code_) return;
+      if (p.pending) continue;
+    }
     if (p.needs_producer && now >= p.reinit_at) {
       reinit(p);
       if (stop_code_) return;
@@ -692,10 +721,16 @@ void Engine::tick(Clock::time_point now) {
       spdlog::debug("{} [{}]: resumed at offset {}", consumer_->topic(), p.number, to);
     }
     if (!p.in_transaction) continue;
-    const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(now - p.opened);
+    const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(now - p.opened + p.stagger);
     switch (due(limits_, p.records, p.bytes, age)) {
       case TransactionAction::keep: break;
-      case TransactionAction::commit: due_commit.push_back(&p); break;
+      case TransactionAction::commit:
+        if (async_commits_ && !p.quarantine) {
+          commit_async(p, now + config_.transactions.commit_timeout, "interval");
+        } else {
+          due_commit.push_back(&p);
+        }
+        break;
       case TransactionAction::abort:
         spdlog::warn("{}: transaction open for {} ms, past the watchdog's {} ms: aborting",
                      p.producer->transactional_id(), age.count(),
@@ -705,14 +740,15 @@ void Engine::tick(Clock::time_point now) {
     }
   }
   if (!due_commit.empty()) {
-    // One partition's interval is up: every open transaction commits with it, concurrently. The
-    // loop then waits for one round of commits per interval instead of one per partition, each at
-    // its own moment (and the records of the others waiting behind each). A partition in
-    // quarantine keeps to its one-record transactions, and never drags the others along.
+    // Commits on the loop (at-least-once, instance scope, a quarantine). One partition's interval
+    // is up: every open transaction commits with it, concurrently. The loop then waits for one
+    // round of commits per interval instead of one per partition, each at its own moment (and
+    // the records of the others waiting behind each). A partition in quarantine keeps to its
+    // one-record transactions, and never drags the others along.
     const bool interval = std::any_of(due_commit.begin(), due_commit.end(), [&](const Partition* d) {
       return !d->quarantine && now - d->opened >= limits_.commit_interval;
     });
-    if (interval) {
+    if (interval && !async_commits_) {
       for (auto& [number, p] : partitions_) {
         if (p.in_transaction && !p.quarantine && !p.paused &&
             std::find(due_commit.begin(), due_commit.end(), &p) == due_commit.end()) {
@@ -738,7 +774,7 @@ void Engine::tick(Clock::time_point now) {
     // Serves the producers' statistics callbacks (and delivery reports).
     last_producer_poll_ = now;
     for (auto& [number, p] : partitions_) {
-      if (p.producer) p.producer->poll();
+      if (p.producer && !p.pending) p.producer->poll();  // a pending commit's thread serves it
     }
     // Lag: the end of committed input librdkafka last fetched, minus where this partition is.
     std::int64_t waiting = 0;
@@ -758,7 +794,7 @@ void Engine::tick(Clock::time_point now) {
   if (now - last_report_ >= report_interval) {
     last_report_ = now;
     for (auto& [number, p] : partitions_) {
-      if (p.producer) p.producer->poll();
+      if (p.producer && !p.pending) p.producer->poll();
     }
     spdlog::info("consumed {} produced {} dead-lettered {} skipped {} transactions committed {} "
                  "aborted {} partitions {}",
@@ -813,6 +849,7 @@ std::pair<Engine::Outcome, kafka::Error> Engine::commit_one(std::span<Partition*
   bool committing = false;  // commit_transaction was called
   if (!e) {
     committing = true;
+    for (Partition* q : ps) q->offsets_latency = Clock::now() - began;
     e = retrying(
         [&](std::chrono::milliseconds timeout) { return p.producer->commit_transaction(timeout); },
         deadline);
@@ -858,12 +895,12 @@ void Engine::commit(std::span<Partition* const> requested, Clock::time_point dea
     for (Partition* p : parts) abort_and_rewind(*p, ops::AbortReason::commit_failed, "no group metadata", deadline);
     return;
   }
-  std::vector<std::pair<Outcome, kafka::Error>> outcomes(parts.size());
+  std::vector<CommitResult> outcomes(parts.size());
   if (instance_scope_ || parts.size() == 1) {
     std::fill(outcomes.begin(), outcomes.end(), commit_one(parts, *group, deadline));
   } else {
     // Different partitions have different producers: their commits run at the same time.
-    std::vector<std::future<std::pair<Outcome, kafka::Error>>> running;
+    std::vector<std::future<CommitResult>> running;
     running.reserve(parts.size());
     for (Partition* p : parts) {
       running.push_back(std::async(std::launch::async, [this, p, &group, deadline] {
@@ -872,9 +909,16 @@ void Engine::commit(std::span<Partition* const> requested, Clock::time_point dea
     }
     for (std::size_t i = 0; i < parts.size(); ++i) outcomes[i] = running[i].get();
   }
+  settle_outcomes(parts, outcomes, deadline, why);
+}
+
+void Engine::settle_outcomes(std::span<Partition* const> parts,
+                             std::span<const CommitResult> outcomes, Clock::time_point deadline,
+                             const char* why) {
   std::vector<kafka::PartitionOffset> delivered;  // at-least-once: offsets the consumer commits
   for (std::size_t i = 0; i < parts.size(); ++i) {
     Partition& p = *parts[i];
+    p.stagger = {};
     switch (outcomes[i].first) {
       case Outcome::committed:
         if (!p.producer->transactional()) delivered.push_back({p.number, p.position});
@@ -894,10 +938,12 @@ void Engine::commit(std::span<Partition* const> requested, Clock::time_point dea
           observer_.health.committed(Clock::now());
           if (instance_scope_) instance_open_ = false;
         }
-        spdlog::debug("{}: committed attempt {}, offsets [{}, {}) ({} records, {}, in {} ms)",
+        spdlog::debug("{}: committed attempt {}, offsets [{}, {}) ({} records, {}, in {} ms, "
+                      "{} of them sending the offsets)",
                       p.producer->transactional_id(), p.attempt, p.range_start, p.position,
                       p.records, why,
-                      std::chrono::duration_cast<std::chrono::milliseconds>(p.commit_latency).count());
+                      std::chrono::duration_cast<std::chrono::milliseconds>(p.commit_latency).count(),
+                      std::chrono::duration_cast<std::chrono::milliseconds>(p.offsets_latency).count());
         p.in_transaction = false;
         p.rejected.erase(p.rejected.begin(), p.rejected.lower_bound(p.position));
         if (p.quarantine) {
@@ -931,6 +977,57 @@ void Engine::commit(std::span<Partition* const> requested, Clock::time_point dea
     // are repeated after a rebalance: what at-least-once allows.
     spdlog::warn("committing the offsets of {} partition(s) failed: {}", delivered.size(),
                  e.describe());
+  }
+}
+
+void Engine::commit_async(Partition& p, Clock::time_point deadline, const char* why) {
+  Partition* one[] = {&p};
+  if (!async_commits_ || p.quarantine) {
+    commit(one, deadline, why);
+    return;
+  }
+  std::shared_ptr<const kafka::GroupMetadata> group = consumer_->group_metadata();
+  if (!group) {
+    commit(one, deadline, why);  // aborts: the group is leaving
+    return;
+  }
+  p.pending_deadline = deadline;
+  p.pending_why = why;
+  p.pending = std::async(std::launch::async, [this, &p, group = std::move(group), deadline] {
+    Partition* self[] = {&p};
+    return commit_one(self, *group, deadline);
+  });
+  ++pending_;
+}
+
+void Engine::settle(Partition& p) {
+  if (!p.pending) return;
+  const CommitResult outcome = p.pending->get();
+  p.pending.reset();
+  --pending_;
+  Partition* one[] = {&p};
+  settle_outcomes(one, std::span<const CommitResult>{&outcome, 1}, p.pending_deadline,
+                  p.pending_why);
+}
+
+void Engine::drain(Partition& p, Clock::time_point now) {
+  while (!p.held.empty() && !p.pending && !stop_code_) {
+    kafka::Message message = std::move(p.held.front());
+    p.held.pop_front();
+    handle(p, message, now);
+  }
+}
+
+void Engine::settle_every() {
+  std::vector<Partition*> all;
+  for (auto& [number, p] : partitions_) all.push_back(&p);
+  settle_all(all);
+}
+
+void Engine::settle_all(std::span<Partition* const> parts) {
+  for (Partition* p : parts) {
+    settle(*p);
+    p->held.clear();
   }
 }
 
@@ -1200,10 +1297,18 @@ std::vector<kafka::PartitionOffset> Engine::on_assign(std::span<const std::int32
   }
   for (std::size_t i = 0; i < numbers.size(); ++i) {
     Partition& p = partitions_[numbers[i]];
+    Partition* self[] = {&p};
+    settle_all(self);  // none with eager rebalancing, which revokes everything first
     p = Partition{};
     p.number = numbers[i];
     p.producer = std::move(producers[i]);
     p.position = committed[i].offset;
+    if (async_commits_) {
+      // The i-th partition's first commit comes i/n of an interval early: from then on, their
+      // commits take turns instead of all running at once.
+      p.stagger = limits_.commit_interval * static_cast<std::int64_t>(i) /
+                  static_cast<std::int64_t>(numbers.size());
+    }
     p.metrics = observer_.metrics.add_partition(consumer_->topic(), p.number);
     starts.push_back(committed[i]);
     spdlog::info("{}: ready, starting at offset {}", p.producer->transactional_id(),
@@ -1230,7 +1335,12 @@ void Engine::on_revoke(std::span<const std::int32_t> numbers, bool lost) {
     auto it = partitions_.find(n);
     if (it == partitions_.end()) continue;
     parts.push_back(&it->second);
-    if (it->second.in_transaction) open.push_back(&it->second);
+  }
+  // Commits already running end first (their outcome applied); records held behind them are
+  // not processed: their next owner reads them.
+  settle_all(parts);
+  for (Partition* p : parts) {
+    if (p->in_transaction) open.push_back(p);
   }
   const auto deadline = Clock::now() + config_.transactions.commit_timeout;
   if (lost) {
@@ -1546,6 +1656,7 @@ void Engine::stop_markers(std::span<Partition* const> parts, bool lost,
 }
 
 void Engine::abort_all(Clock::time_point deadline) {
+  settle_every();
   const auto open = open_transactions();
   const std::vector<bool> aborted = abort_transactions(open, deadline);
   for (std::size_t i = 0; i < open.size(); ++i) {
@@ -1583,6 +1694,7 @@ int Engine::shutdown(const std::atomic<int>& signals, int code) {
   if (signals.load() > 0) spdlog::info("signal received: committing what is open, then leaving");
   // Stop fetching: nothing new is processed from here on. The commits get two thirds of the
   // budget, so that leaving the group (which hands the partitions over at once) still fits.
+  settle_every();
   auto open = open_transactions();
   if (!open.empty()) commit(open, Clock::now() + config_.shutdown_timeout * 2 / 3, "shutdown");
   if (signals.load() > 1) {

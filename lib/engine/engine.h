@@ -23,12 +23,14 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/config.h"
@@ -110,6 +112,9 @@ class Engine final : public kafka::RebalanceHandler {
  private:
   using Clock = std::chrono::steady_clock;
 
+  enum class Outcome { committed, aborted, producer_lost };
+  using CommitResult = std::pair<Outcome, kafka::Error>;
+
   struct Partition {
     std::int32_t number = 0;
     // The partition's own producer; in instance scope, the instance's (shared by all).
@@ -150,9 +155,17 @@ class Engine final : public kafka::RebalanceHandler {
     std::uint64_t produced_unreported = 0;
     std::string attempt;                  // id of the open transaction's attempt
     Clock::duration commit_latency{};     // of the last commit (set by commit_one)
+    Clock::duration offsets_latency{};    // the part of it that sent the offsets
+    // A commit running on a thread of its own (partition scope, exactly-once): the loop goes on
+    // with the other partitions and holds this one's records in `held` until settle().
+    std::optional<std::future<CommitResult>> pending;
+    Clock::time_point pending_deadline{};
+    const char* pending_why = "";
+    std::deque<kafka::Message> held;
+    // Taken off the first transaction's interval, so that the partitions' commits spread over
+    // the interval instead of all ending together (and the loop waiting for all of them).
+    Clock::duration stagger{};
   };
-
-  enum class Outcome { committed, aborted, producer_lost };
 
   // The committed offset the partition's next transaction starts from: a quarantine names its
   // transactions by it (engine/quarantine.h), never by a record's offset.
@@ -184,9 +197,24 @@ class Engine final : public kafka::RebalanceHandler {
   void commit(std::span<Partition* const> parts, Clock::time_point deadline, const char* why);
   // Commits one transaction: the ranges of `ps` (one partition; in instance scope, all of them
   // with records in it). The outcome, and the error behind it unless committed.
-  std::pair<Outcome, kafka::Error> commit_one(std::span<Partition* const> ps,
-                                              const kafka::GroupMetadata& group,
-                                              Clock::time_point deadline);
+  CommitResult commit_one(std::span<Partition* const> ps, const kafka::GroupMetadata& group,
+                          Clock::time_point deadline);
+  // Applies the outcomes of the commits of `parts` (outcomes[i] is parts[i]'s).
+  void settle_outcomes(std::span<Partition* const> parts, std::span<const CommitResult> outcomes,
+                       Clock::time_point deadline, const char* why);
+  // Starts p's commit on a thread of its own (see Partition::pending); commit() when p's commits
+  // run on the loop (a quarantine, no group metadata).
+  void commit_async(Partition& p, Clock::time_point deadline, const char* why);
+  // Waits for p's pending commit, if any, and applies its outcome. Its held records stay held.
+  void settle(Partition& p);
+  // Processes p's held records in order, until none is left or a commit is pending again.
+  void drain(Partition& p, Clock::time_point now);
+  // settle() for every partition; their held records are dropped (the caller gives the
+  // partitions away or stops: the records are not committed, so their next owner reads them).
+  void settle_all(std::span<Partition* const> parts);
+  void settle_every();  // settle_all() for every partition
+  // process() for a record of p once nothing of p is pending or held.
+  void handle(Partition& p, kafka::Message& message, Clock::time_point now);
   // Aborts the open transactions of `open` (in instance scope, the one they share, once). For
   // each, whether its abort went through.
   std::vector<bool> abort_transactions(std::span<Partition* const> open, Clock::time_point deadline);
@@ -262,7 +290,6 @@ class Engine final : public kafka::RebalanceHandler {
   TransactionLimits limits_;
   kafka::Properties producer_properties_;
   std::unique_ptr<kafka::Consumer> consumer_;
-  std::map<std::int32_t, Partition> partitions_;
   // producer_scope = "instance": the one producer, its transactional.id, whether a transaction is
   // open on it, and that transaction's attempt id.
   bool instance_scope_ = false;
@@ -293,6 +320,12 @@ class Engine final : public kafka::RebalanceHandler {
   std::string stop_reason_;
   Clock::time_point last_report_{};
   Clock::time_point last_tick_{};  // tick() runs at most once a millisecond while records stream
+  // Partition scope with transactions: each partition commits on a thread of its own, at its own
+  // interval, while the loop goes on with the others.
+  bool async_commits_ = false;
+  int pending_ = 0;  // partitions with a commit running
+  // Last: destroyed first, so that a commit still pending ends before what it uses goes.
+  std::map<std::int32_t, Partition> partitions_;
 };
 
 }  // namespace exactly::engine

@@ -252,6 +252,73 @@ TEST_CASE("a forced abort leaves nothing visible and the range is redone once") 
   CHECK_FALSE(dirty_view.ok());
 }
 
+TEST_CASE("a slow commit of one partition holds back none of the others") {
+  const auto dir = test::temp_dir("slow-commit");
+  const auto input = test::unique_name("in");
+  const auto output = test::unique_name("out");
+  test::create_topic(input, 4);
+  test::create_topic(output, 4);
+  constexpr std::uint64_t total = 40000;
+  test::produce_payments(input, 0, total);
+
+  const auto config = test::load(test::write_config(
+      dir, input, output, test::unique_name("group"),
+      "[transactions]\nmax_records = 200\ncommit_interval_ms = 100\n"));
+  CountingIdentity transform;
+  engine::Engine engine(config, transform);
+
+  // Partition 0's commit of the range holding its offset 400 takes 1.5 s (the hook runs on
+  // the commit's own thread, before the offsets are sent); it still commits. Meanwhile the
+  // other partitions go on committing.
+  using Clock = std::chrono::steady_clock;
+  std::mutex mutex;
+  std::optional<std::pair<std::int64_t, std::int64_t>> slow_range;
+  Clock::time_point slow_from{};
+  Clock::time_point slow_until = Clock::time_point::max();
+  std::map<std::int32_t, int> others_during;  // partition: commits begun while 0's was slow
+  engine.set_commit_hook([&](std::int32_t partition, std::int64_t start, std::int64_t end) {
+    {
+      std::lock_guard lock(mutex);
+      const auto now = Clock::now();
+      if (partition != 0 && slow_range && now >= slow_from && now < slow_until) {
+        ++others_during[partition];
+      }
+      if (partition != 0 || slow_range || !(start <= 400 && 400 < end)) return true;
+      slow_range = {start, end};
+      slow_from = now;
+    }
+    std::this_thread::sleep_for(1500ms);
+    std::lock_guard lock(mutex);
+    slow_until = Clock::now();
+    return true;
+  });
+
+  std::atomic<int> signals{0};
+  int code = -1;
+  std::thread runner([&] { code = engine.run(signals); });
+  const auto progress = test::wait_for_outputs(input, output, total, 120s);
+  signals = 1;
+  runner.join();
+  CHECK(code == 0);
+  CHECK(progress.missing == 0);
+  check_exactly_once(test::audit(input, output), total);
+  CHECK(engine.counters().aborted.load() == 0);
+  for (const auto& [key, calls] : transform.calls) {
+    if (calls != 1) FAIL("record " << key.first << "/" << key.second << " processed " << calls << " times");
+  }
+  CHECK(transform.calls.size() == total);
+
+  std::lock_guard lock(mutex);
+  REQUIRE(slow_range.has_value());
+  INFO("slow range of partition 0: [" << slow_range->first << ", " << slow_range->second << ")");
+  // Each other partition has about 10,000 records in transactions of at most 200: in 1.5 s of a loop
+  // that does not wait for partition 0, several of theirs commit.
+  for (std::int32_t partition = 1; partition < 4; ++partition) {
+    INFO("partition " << partition);
+    CHECK(others_during[partition] >= 2);
+  }
+}
+
 TEST_CASE("in instance scope a forced abort redoes every partition's range and leaves nothing visible") {
   const auto dir = test::temp_dir("abort-instance");
   const auto input = test::unique_name("in");
