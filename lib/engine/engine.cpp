@@ -25,8 +25,10 @@ using Clock = std::chrono::steady_clock;
 constexpr auto poll_timeout = 100ms;
 // While a commit runs on its own thread: the loop looks for its end this often when idle.
 constexpr auto pending_poll_timeout = 1ms;
-// Records of one partition held while its commit runs; past this, the loop waits for the commit.
+// Records of one partition held while its commit runs (their count and key and value bytes);
+// past either, the loop waits for the commit.
 constexpr std::size_t held_limit = 10000;
+constexpr std::size_t held_bytes_limit = 2 << 20;
 constexpr auto report_interval = 10s;
 
 std::chrono::milliseconds left_until(Clock::time_point deadline) {
@@ -410,8 +412,9 @@ void Engine::process(kafka::Message& message, Clock::time_point now) {
   if (p.pending || !p.held.empty()) {
     // Its commit is still running: the record waits for it, in order. The prefetch queue bounds
     // what can be held; past that, the loop waits for the commit.
+    p.held_bytes += message.size();
     p.held.push_back(std::move(message));
-    if (p.held.size() >= held_limit) {
+    if (p.held.size() >= held_limit || p.held_bytes >= held_bytes_limit) {
       settle(p);
       drain(p, now);
     }
@@ -1014,6 +1017,7 @@ void Engine::drain(Partition& p, Clock::time_point now) {
   while (!p.held.empty() && !p.pending && !stop_code_) {
     kafka::Message message = std::move(p.held.front());
     p.held.pop_front();
+    p.held_bytes -= message.size();
     handle(p, message, now);
   }
 }
@@ -1028,6 +1032,7 @@ void Engine::settle_all(std::span<Partition* const> parts) {
   for (Partition* p : parts) {
     settle(*p);
     p->held.clear();
+    p->held_bytes = 0;
   }
 }
 

@@ -162,6 +162,7 @@ class Engine final : public kafka::RebalanceHandler {
     Clock::time_point pending_deadline{};
     const char* pending_why = "";
     std::deque<kafka::Message> held;
+    std::size_t held_bytes = 0;  // their keys and values
     // Taken off the first transaction's interval, so that the partitions' commits spread over
     // the interval instead of all ending together (and the loop waiting for all of them).
     Clock::duration stagger{};
