@@ -405,13 +405,9 @@ void Engine::process(kafka::Message& message, Clock::time_point now) {
   auto it = partitions_.find(message.partition());
   if (it == partitions_.end()) return;  // not (or no longer) ours: a stale fetch
   Partition& p = it->second;
-  if (p.pending && p.pending->wait_for(0s) == std::future_status::ready) {
-    settle(p);
-    drain(p, now);
-  }
   if (p.pending || !p.held.empty()) {
-    // Its commit is still running: the record waits for it, in order. The prefetch queue bounds
-    // what can be held; past that, the loop waits for the commit.
+    // Its commit has not been settled (tick() looks every millisecond): the record waits for it,
+    // in order. Past held_limit or held_bytes_limit, the loop waits for the commit.
     p.held_bytes += message.size();
     p.held.push_back(std::move(message));
     if (p.held.size() >= held_limit || p.held_bytes >= held_bytes_limit) {
