@@ -96,8 +96,15 @@ kafka::Properties consumer_properties(const config::Config& config) {
       {"statistics.interval.ms", "5000"},
       // The prefetch queue bounds memory; the fetch waker keeps it from costing throughput.
       // Measured with bench/tune.py (README, "Tuning"): 10,000 gives the default's throughput or
-      // more at 60 MiB peak RSS instead of 100.
+      // more at 60 MiB peak RSS instead of 100. librdkafka counts it over the whole consumer
+      // queue, not per partition.
       {"queued.min.messages", "10000"},
+      // One fetch response lands in that queue whole, up to max.partition.fetch.bytes (1 MiB) per
+      // partition: at 32 partitions 32 MiB at a time, and peak RSS of 185-314 MiB. 8 MiB bounds it
+      // whatever the partition count (106-128 MiB at 32, the same throughput) and changes nothing
+      // up to 8 partitions. Smaller costs throughput: 4 MiB at 6 partitions, 28% of it
+      // (results/bench/fetch).
+      {"fetch.max.bytes", "8388608"},
   };
   append(props, config.librdkafka_common);
   append(props, config.librdkafka_consumer);

@@ -7,6 +7,7 @@
 #include "engine/engine.h"
 #include "engine/lineage.h"
 #include "engine/triggers.h"
+#include "kafka/properties.h"
 #include "verify/audit.h"
 
 using namespace std::chrono_literals;
@@ -40,6 +41,39 @@ TEST_CASE("a commit interval that cannot fit in the transaction timeout is refus
   CHECK(check_limits({0ms, 1, 1, 60000ms}).has_value());
   CHECK(check_limits({100ms, 0, 1, 60000ms}).has_value());
   CHECK(check_limits({100ms, 1, 0, 60000ms}).has_value());
+}
+
+TEST_CASE("the framework's librdkafka settings are valid, and a user's own come after them") {
+  exactly::config::Config config;
+  config.kafka.bootstrap_servers = "127.0.0.1:9092";
+  config.pipeline.group_id = "g";
+  config.librdkafka_consumer = {{"fetch.max.bytes", "2097152"}, {"queued.min.messages", "500"}};
+  config.librdkafka_producer = {{"linger.ms", "1"}};
+  const auto last = [](const exactly::kafka::Properties& props, const std::string& name) {
+    std::string value;
+    for (const auto& [n, v] : props) {
+      if (n == name) value = v;
+    }
+    return value;
+  };
+  using exactly::kafka::ClientKind;
+  const auto consumer = consumer_properties(config);
+  for (const auto& [name, value] : consumer) {
+    INFO(name, " = ", value);
+    CHECK_FALSE(exactly::kafka::check_property(ClientKind::consumer, name, value).has_value());
+  }
+  // librdkafka keeps the last value set: the user's.
+  CHECK(last(consumer, "fetch.max.bytes") == "2097152");
+  CHECK(last(consumer, "queued.min.messages") == "500");
+  const auto producer = producer_properties(config);
+  for (const auto& [name, value] : producer) {
+    INFO(name, " = ", value);
+    CHECK_FALSE(exactly::kafka::check_property(ClientKind::producer, name, value).has_value());
+  }
+  CHECK(last(producer, "linger.ms") == "1");
+  // Without the user's, the framework's bound on one fetch response holds.
+  config.librdkafka_consumer.clear();
+  CHECK(last(consumer_properties(config), "fetch.max.bytes") == "8388608");
 }
 
 TEST_CASE("transactional ids are scoped to the input partition") {
