@@ -499,9 +499,17 @@ def write_report(args, peers, intervals, trials):
         return (pick({"workload"}, peer=peer, transform="identity", size=100)
                 + pick({"sweep"}, peer=peer, commit_ms=100))
 
+    chosen = ""
+    if args.sections != ",".join(SECTIONS):
+        chosen += f" --sections {args.sections}"
+    if args.workloads != ",".join(WORKLOADS):
+        chosen += f" --workloads {args.workloads}"
+    if args.latency_rate:
+        chosen += f" --latency-rate {args.latency_rate:g}"
+    chosen += f" --latency-seconds {args.latency_seconds:g}"
     lines = ["# Benchmark", "",
              f"`bench/run.py --records {args.records} --seed-records {args.seed_records} "
-             f"--runs {args.runs}` on "
+             f"--runs {args.runs}{chosen}` on "
              f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, one local Kafka broker "
              f"(KRaft, 127.0.0.1). Medians of {args.runs} run(s); the peers alternate within a run. "
              "Records/s count committed input offsets between 10 % and 90 % of the input (the "
