@@ -418,7 +418,11 @@ void Engine::process(kafka::Message& message, Clock::time_point now) {
     p.held_bytes += message.size();
     p.held.push_back(std::move(message));
     if (p.held.size() >= held_limit || p.held_bytes >= held_bytes_limit) {
-      settle(p);
+      if (p.pending) {
+        const auto waiting = Clock::now();
+        settle(p);
+        observer_.metrics.waited_for_commit(Clock::now() - waiting);
+      }
       drain(p, now);
     }
     return;
@@ -845,7 +849,15 @@ std::pair<Engine::Outcome, kafka::Error> Engine::commit_one(std::span<Partition*
     deadline = std::min(deadline, q->opened + limits_.transaction_timeout * 9 / 10);
     offsets.push_back({q->number, q->position});
   }
+  // The records first. librdkafka registers a transaction's output partitions with the
+  // coordinator (AddPartitionsToTxn) as it starts sending them; an AddOffsetsToTxn sent while that
+  // is under way gets CONCURRENT_TRANSACTIONS, and both wait retry.backoff.ms. Delivered, they are
+  // registered, and the commit is the protocol's round trips alone. commit_transaction flushes
+  // again what this did not (a timeout here is only a later start).
+  const auto flushing = Clock::now();
+  (void)p.producer->flush(bound(config_.transactions.commit_timeout, deadline));
   const auto began = Clock::now();
+  for (Partition* q : ps) q->flush_latency = began - flushing;
   kafka::Error e = retrying(
       [&](std::chrono::milliseconds timeout) {
         return p.producer->send_offsets_to_transaction(config_.pipeline.input_topic, offsets,
@@ -939,15 +951,16 @@ void Engine::settle_outcomes(std::span<Partition* const> parts,
             opened = std::min(opened, q->opened);
           }
           counters_.committed.fetch_add(1, std::memory_order_relaxed);
-          observer_.metrics.transaction_committed(p.commit_latency, Clock::now() - opened, records,
-                                                  bytes);
+          observer_.metrics.transaction_committed(p.flush_latency, p.commit_latency,
+                                                  Clock::now() - opened, records, bytes);
           observer_.health.committed(Clock::now());
           if (instance_scope_) instance_open_ = false;
         }
-        spdlog::debug("{}: committed attempt {}, offsets [{}, {}) ({} records, {}, in {} ms, "
-                      "{} of them sending the offsets)",
+        spdlog::debug("{}: committed attempt {}, offsets [{}, {}) ({} records, {}, delivered in "
+                      "{} ms, then committed in {} ms, {} of them sending the offsets)",
                       p.producer->transactional_id(), p.attempt, p.range_start, p.position,
                       p.records, why,
+                      std::chrono::duration_cast<std::chrono::milliseconds>(p.flush_latency).count(),
                       std::chrono::duration_cast<std::chrono::milliseconds>(p.commit_latency).count(),
                       std::chrono::duration_cast<std::chrono::milliseconds>(p.offsets_latency).count());
         p.in_transaction = false;

@@ -156,6 +156,7 @@ class Engine final : public kafka::RebalanceHandler {
     std::string attempt;                  // id of the open transaction's attempt
     Clock::duration commit_latency{};     // of the last commit (set by commit_one)
     Clock::duration offsets_latency{};    // the part of it that sent the offsets
+    Clock::duration flush_latency{};      // delivering its records, before the commit
     // A commit running on a thread of its own (partition scope, exactly-once): the loop goes on
     // with the other partitions and holds this one's records in `held` until settle().
     std::optional<std::future<CommitResult>> pending;

@@ -141,6 +141,11 @@ void TransactionalProducer::delivery_failed(int code, const char* name, const ch
   }
 }
 
+Error TransactionalProducer::flush(std::chrono::milliseconds timeout) {
+  const rd_kafka_resp_err_t err = rd_kafka_flush(rk_, timeout_ms(timeout));
+  return err == RD_KAFKA_RESP_ERR_NO_ERROR ? Error{} : make_error(err, "flush");
+}
+
 Error TransactionalProducer::commit_transaction(std::chrono::milliseconds timeout) {
   if (transactional_) return make_error(rd_kafka_commit_transaction(rk_, timeout_ms(timeout)), true);
   const rd_kafka_resp_err_t err = rd_kafka_flush(rk_, timeout_ms(timeout));

@@ -68,6 +68,9 @@ class TransactionalProducer {
                                                   std::span<const PartitionOffset> next_offsets,
                                                   const GroupMetadata& group,
                                                   std::chrono::milliseconds timeout);
+  // Waits up to `timeout` for every record produced so far to be delivered or to fail (a failure
+  // then fails the commit). A retriable error when some are still outstanding.
+  [[nodiscard]] Error flush(std::chrono::milliseconds timeout);
   [[nodiscard]] Error commit_transaction(std::chrono::milliseconds timeout);
   [[nodiscard]] Error abort_transaction(std::chrono::milliseconds timeout);
   // Serves delivery reports and error callbacks; never blocks longer than `timeout`.

@@ -158,11 +158,21 @@ Metrics::Metrics(std::string_view version)
       fetch_wakeups_(counter(registry_, "exactly_fetch_wakeups_total",
                              "Times the consumer's prefetch queue ran low and its fetchers were "
                              "asked to fetch again")),
+      commit_waits_(counter(registry_, "exactly_commit_waits_total",
+                            "Times the loop stopped for a partition's commit, the records held "
+                            "behind it having reached their bound")),
+      commit_wait_seconds_(counter(registry_, "exactly_commit_wait_seconds_total",
+                                   "Time the loop spent stopped for a partition's commit")),
       retries_(counter(registry_, "exactly_producer_retries_total",
                        "Requests the transactional producers retried (librdkafka txretries)")),
       commit_latency_(histogram(registry_, "exactly_commit_latency_seconds",
-                                "Time to commit a transaction, its offsets included",
+                                "Time to commit a transaction once its records are delivered: "
+                                "sending its offsets and ending it",
                                 commit_buckets)),
+      commit_flush_(histogram(registry_, "exactly_commit_flush_seconds",
+                              "Time to deliver a transaction's outstanding records before its "
+                              "commit",
+                              commit_buckets)),
       transaction_seconds_(histogram(registry_, "exactly_transaction_duration_seconds",
                                      "Time from a transaction's begin to its commit",
                                      transaction_buckets)),
@@ -272,9 +282,10 @@ void Metrics::export_plugin_counts() const {
   }
 }
 
-void Metrics::transaction_committed(Duration commit_latency, Duration duration,
+void Metrics::transaction_committed(Duration flush, Duration commit_latency, Duration duration,
                                     std::int64_t records, std::int64_t bytes) {
   committed_.Increment();
+  commit_flush_.Observe(seconds(flush));
   commit_latency_.Observe(seconds(commit_latency));
   transaction_seconds_.Observe(seconds(duration));
   transaction_records_.Observe(static_cast<double>(records));

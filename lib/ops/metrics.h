@@ -130,10 +130,11 @@ class Metrics {
   }
   void flush_transform();
 
-  // Per transaction. `commit_latency`: the commit call (with send_offsets); `duration`: from
-  // begin to the end of the commit.
-  void transaction_committed(Duration commit_latency, Duration duration, std::int64_t records,
-                             std::int64_t bytes);
+  // Per transaction. `flush`: delivering its records before the commit; `commit_latency`: the
+  // commit itself (send_offsets and commit_transaction); `duration`: from begin to the end of
+  // the commit.
+  void transaction_committed(Duration flush, Duration commit_latency, Duration duration,
+                             std::int64_t records, std::int64_t bytes);
   void transaction_aborted(AbortReason reason) { aborted_[index(reason)]->Increment(); }
   // Age of the oldest open transaction; zero when none is open. Set from the loop's tick.
   void set_oldest_open_transaction(Duration age) { oldest_open_.Set(seconds(age)); }
@@ -143,6 +144,11 @@ class Metrics {
   void rebalance() { rebalances_.Increment(); }
   // The consumer's running count of fetch wake-ups (kafka::FetchWaker); adds what is new.
   void set_fetch_wakeups(std::int64_t total);
+  // The loop stopped for a partition's commit: the records held behind it reached their bound.
+  void waited_for_commit(Duration waited) {
+    commit_waits_.Increment();
+    commit_wait_seconds_.Increment(seconds(waited));
+  }
   void set_quarantined_partitions(std::int64_t n) { quarantined_.Set(static_cast<double>(n)); }
   // Every error the engine acted on. Rare, so the series is looked up per call.
   void error(ErrorKind kind, ErrorAction action);
@@ -190,8 +196,11 @@ class Metrics {
   prometheus::Counter& rebalances_;
   prometheus::Counter& fetch_wakeups_;
   std::int64_t fetch_wakeups_seen_ = 0;
+  prometheus::Counter& commit_waits_;
+  prometheus::Counter& commit_wait_seconds_;
   prometheus::Counter& retries_;
   prometheus::Histogram& commit_latency_;
+  prometheus::Histogram& commit_flush_;
   prometheus::Histogram& transaction_seconds_;
   prometheus::Histogram& transaction_records_;
   prometheus::Histogram& transaction_bytes_;

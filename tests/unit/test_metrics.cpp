@@ -53,11 +53,13 @@ TEST_CASE("every family is exposed, with conventional names") {
         "exactly_records_dead_lettered_total", "exactly_records_skipped_total",
         "exactly_transactions_committed_total", "exactly_transactions_aborted_total",
         "exactly_producers_fenced_total", "exactly_producers_recreated_total",
-        "exactly_commit_latency_seconds", "exactly_transaction_duration_seconds",
+        "exactly_commit_latency_seconds", "exactly_commit_flush_seconds",
+        "exactly_transaction_duration_seconds",
         "exactly_transaction_records", "exactly_transaction_bytes",
         "exactly_consumer_lag_records", "exactly_lso_gap_records", "exactly_last_stable_offset",
         "exactly_oldest_open_transaction_seconds", "exactly_rebalances_total",
-        "exactly_fetch_wakeups_total",
+        "exactly_fetch_wakeups_total", "exactly_commit_waits_total",
+        "exactly_commit_wait_seconds_total",
         "exactly_assigned_partitions", "exactly_producer_retries_total",
         "exactly_producer_requests_in_flight", "exactly_transform_seconds",
         "exactly_errors_total", "exactly_build_info", "exactly_quarantined_partitions"}) {
@@ -111,13 +113,15 @@ TEST_CASE("records, transactions and errors land in their labelled series") {
   m.record_skipped(SkipReason::too_large);
   m.record_skipped(SkipReason::too_large);
   m.transaction_aborted(AbortReason::lost_assignment);
-  m.transaction_committed(3ms, 120ms, 250, 40000);
+  m.transaction_committed(20ms, 3ms, 120ms, 250, 40000);
   m.producer_fenced();
   m.producer_recreated();
   m.rebalance();
   m.set_fetch_wakeups(3);
   m.set_fetch_wakeups(5);
   m.set_fetch_wakeups(5);  // a running total: only what is new counts
+  m.waited_for_commit(250ms);
+  m.waited_for_commit(500ms);
   m.set_quarantined_partitions(1);
   m.set_oldest_open_transaction(1500ms);
   m.observe_transform(3us);
@@ -136,6 +140,8 @@ TEST_CASE("records, transactions and errors land in their labelled series") {
   CHECK(contains(text, "exactly_transactions_committed_total 1"));
   CHECK(contains(text, "exactly_commit_latency_seconds_bucket{le=\"0.0025\"} 0"));
   CHECK(contains(text, "exactly_commit_latency_seconds_bucket{le=\"0.005\"} 1"));
+  CHECK(contains(text, "exactly_commit_flush_seconds_bucket{le=\"0.01\"} 0"));
+  CHECK(contains(text, "exactly_commit_flush_seconds_bucket{le=\"0.025\"} 1"));
   CHECK(contains(text, "exactly_transaction_duration_seconds_count 1"));
   CHECK(contains(text, "exactly_transaction_records_sum 250"));
   CHECK(contains(text, "exactly_transaction_bytes_sum 40000"));
@@ -143,6 +149,8 @@ TEST_CASE("records, transactions and errors land in their labelled series") {
   CHECK(contains(text, "exactly_producers_recreated_total 1"));
   CHECK(contains(text, "exactly_rebalances_total 1"));
   CHECK(contains(text, "exactly_fetch_wakeups_total 5"));
+  CHECK(contains(text, "exactly_commit_waits_total 2"));
+  CHECK(contains(text, "exactly_commit_wait_seconds_total 0.75"));
   CHECK(contains(text, "exactly_quarantined_partitions 1"));
   CHECK(contains(text, "exactly_oldest_open_transaction_seconds 1.5"));
   CHECK(contains(text, "exactly_transform_seconds_bucket{le=\"1e-06\"} 1"));
