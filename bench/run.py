@@ -244,6 +244,8 @@ listen = "127.0.0.1:0"
             "cpu_s": cpu, "cpu_s_per_million": cpu / self.records * 1e6 if cpu else None,
             "rss_mib": rss, "commit_p50_ms": commit[0], "commit_p99_ms": commit[1],
             "fetch_wakeups": getattr(self, "fetch_wakeups", None),
+            "commit_wait_s": getattr(self, "commit_wait_s", None),
+            "flush_p99_ms": getattr(self, "flush_p99_ms", None),
         }
 
     def watch(self, peer, timeout):
@@ -301,6 +303,10 @@ listen = "127.0.0.1:0"
         q = histogram_quantiles(text, "exactly_commit_latency_seconds", [0.5, 0.99])
         wakeups = re.search(r"^exactly_fetch_wakeups_total (\S+)$", text, re.M)
         self.fetch_wakeups = float(wakeups.group(1)) if wakeups else None
+        waited = re.search(r"^exactly_commit_wait_seconds_total (\S+)$", text, re.M)
+        self.commit_wait_s = float(waited.group(1)) if waited else None
+        flush = histogram_quantiles(text, "exactly_commit_flush_seconds", [0.99])
+        self.flush_p99_ms = flush[0] * 1000 if flush[0] is not None else None
         return [v * 1000 if v is not None else None for v in q]
 
 

@@ -98,8 +98,8 @@ def main():
              f"{args.commit_ms} ms. Medians of {args.runs} run(s); the variants alternate within a "
              "run.", "",
              "| variant | settings | records/s | CPU s per million | peak RSS MiB | commit p50 ms "
-             "| commit p99 ms | fetch wake-ups |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| commit p99 ms | delivery p99 ms | loop waiting for commits s | fetch wake-ups |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for v in variants:
         settings = [*v["sets"], *[f"{k}={val} (env)" for k, val in v["env"].items()]]
         if v["binary"] != bench.EXACTLY:
@@ -111,6 +111,8 @@ def main():
             f"| {bench.fmt(med(v['name'], 'rss_mib'), 1)} "
             f"| {bench.fmt(med(v['name'], 'commit_p50_ms'), 1)} "
             f"| {bench.fmt(med(v['name'], 'commit_p99_ms'), 1)} "
+            f"| {bench.fmt(med(v['name'], 'flush_p99_ms'), 1)} "
+            f"| {bench.fmt(med(v['name'], 'commit_wait_s'), 1)} "
             f"| {bench.fmt(med(v['name'], 'fetch_wakeups'))} |")
     (args.out / "tuning.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -325,7 +325,7 @@ TEST_CASE("in instance scope a forced abort redoes every partition's range and l
   const auto output = test::unique_name("out");
   test::create_topic(input, 2);
   test::create_topic(output, 2);
-  constexpr std::uint64_t total = 4000;
+  std::uint64_t total = 4000;
   test::produce_payments(input, 0, total);
 
   const auto scope = instance_scope();
@@ -362,6 +362,18 @@ TEST_CASE("in instance scope a forced abort redoes every partition's range and l
   std::atomic<int> signals{0};
   int code = -1;
   std::thread runner([&] { code = engine.run(signals); });
+  // The first rounds can hold one partition only: each partition's start offset is looked up on
+  // its own, and the other's records may come a fetch later. More input, in both partitions, until
+  // a transaction over both has been refused (at most 20 more batches).
+  for (int batch = 0; batch < 20; ++batch) {
+    std::this_thread::sleep_for(300ms);
+    {
+      std::lock_guard lock(mutex);
+      if (!refused.empty()) break;
+    }
+    test::produce_payments(input, total, 1000);
+    total += 1000;
+  }
   const auto progress = test::wait_for_outputs(input, output, total, 120s);
   signals = 1;
   runner.join();
