@@ -1,7 +1,9 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <charconv>
 #include <future>
+#include <optional>
 #include <random>
 #include <ranges>
 #include <thread>
@@ -83,6 +85,29 @@ std::string instance_transactional_id(const std::string& prefix, const std::stri
   return fmt::format("{}.{}.instance-{:08x}", prefix, input_topic, tag);
 }
 
+// The bound on one fetch response, unless the user sets fetch.max.bytes: 8 MiB, adjusted as
+// librdkafka adjusts its own default (at most queued.max.messages.kbytes, at least
+// message.max.bytes, which it otherwise refuses), from the user's values of those.
+std::string fetch_bound(const config::Config& config) {
+  const auto number = [](const std::string& text) -> std::optional<std::int64_t> {
+    std::int64_t n = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+    return n;
+  };
+  std::int64_t message_max = 1000000;  // librdkafka's default message.max.bytes
+  std::optional<std::int64_t> queue_kbytes;
+  for (const kafka::Properties* table : {&config.librdkafka_common, &config.librdkafka_consumer}) {
+    for (const auto& [name, value] : *table) {
+      if (name == "message.max.bytes") message_max = number(value).value_or(message_max);
+      if (name == "queued.max.messages.kbytes") queue_kbytes = number(value);
+    }
+  }
+  std::int64_t bound = std::int64_t{8} << 20;
+  if (queue_kbytes) bound = std::min(bound, *queue_kbytes * 1024);
+  return std::to_string(std::max(bound, message_max));
+}
+
 kafka::Properties consumer_properties(const config::Config& config) {
   kafka::Properties props{
       {"bootstrap.servers", config.kafka.bootstrap_servers},
@@ -100,11 +125,11 @@ kafka::Properties consumer_properties(const config::Config& config) {
       // queue, not per partition.
       {"queued.min.messages", "10000"},
       // One fetch response lands in that queue whole, up to max.partition.fetch.bytes (1 MiB) per
-      // partition: at 32 partitions 32 MiB at a time, and peak RSS of 185-314 MiB. 8 MiB bounds it
-      // whatever the partition count (106-128 MiB at 32, the same throughput) and changes nothing
-      // up to 8 partitions. Smaller costs throughput: 4 MiB at 6 partitions, 28% of it
-      // (results/bench/fetch).
-      {"fetch.max.bytes", "8388608"},
+      // partition: at 32 partitions 32 MiB at a time, and peak RSS of 185-314 MiB. 8 MiB per
+      // response (one broker's partitions) gave 106-128 MiB at 32 at the same throughput, and
+      // changes nothing up to 8 partitions. Smaller bounds measured slower at 6 partitions (4 MiB:
+      // 461k, 3 MiB: 568k, against 642k records/s; results/bench/fetch).
+      {"fetch.max.bytes", fetch_bound(config)},
   };
   append(props, config.librdkafka_common);
   append(props, config.librdkafka_consumer);
@@ -420,8 +445,9 @@ void Engine::process(kafka::Message& message, Clock::time_point now) {
     if (p.held.size() >= held_limit || p.held_bytes >= held_bytes_limit) {
       if (p.pending) {
         const auto waiting = Clock::now();
-        settle(p);
+        p.pending->wait();
         observer_.metrics.waited_for_commit(Clock::now() - waiting);
+        settle(p);
       }
       drain(p, now);
     }
@@ -852,10 +878,14 @@ std::pair<Engine::Outcome, kafka::Error> Engine::commit_one(std::span<Partition*
   // The records first. librdkafka registers a transaction's output partitions with the
   // coordinator (AddPartitionsToTxn) as it starts sending them; an AddOffsetsToTxn sent while that
   // is under way gets CONCURRENT_TRANSACTIONS, and both wait retry.backoff.ms. Delivered, they are
-  // registered, and the commit is the protocol's round trips alone. commit_transaction flushes
-  // again what this did not (a timeout here is only a later start).
+  // registered, and the commit is the protocol's round trips alone.
   const auto flushing = Clock::now();
-  (void)p.producer->flush(bound(config_.transactions.commit_timeout, deadline));
+  if (kafka::Error e = p.producer->flush(bound(config_.transactions.commit_timeout, deadline))) {
+    // Records still undelivered at the deadline; no offsets were sent, so the range is redone.
+    spdlog::warn("{}: commit of attempt {}, {}, failed: records not delivered in time: {}",
+                 p.producer->transactional_id(), p.attempt, ranges, e.describe());
+    return {Outcome::aborted, e};
+  }
   const auto began = Clock::now();
   for (Partition* q : ps) q->flush_latency = began - flushing;
   kafka::Error e = retrying(

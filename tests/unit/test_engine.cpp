@@ -71,9 +71,18 @@ TEST_CASE("the framework's librdkafka settings are valid, and a user's own come 
     CHECK_FALSE(exactly::kafka::check_property(ClientKind::producer, name, value).has_value());
   }
   CHECK(last(producer, "linger.ms") == "1");
-  // Without the user's, the framework's bound on one fetch response holds.
+  // Without the user's, the framework's bound on one fetch response holds, adjusted as librdkafka
+  // adjusts its own: never below message.max.bytes (librdkafka refuses that), never above the
+  // queue's byte bound.
   config.librdkafka_consumer.clear();
   CHECK(last(consumer_properties(config), "fetch.max.bytes") == "8388608");
+  config.librdkafka_common = {{"message.max.bytes", "20000000"}};
+  CHECK(last(consumer_properties(config), "fetch.max.bytes") == "20000000");
+  config.librdkafka_common.clear();
+  config.librdkafka_consumer = {{"queued.max.messages.kbytes", "2048"}};
+  CHECK(last(consumer_properties(config), "fetch.max.bytes") == "2097152");
+  config.librdkafka_consumer = {{"queued.max.messages.kbytes", "100"}};
+  CHECK(last(consumer_properties(config), "fetch.max.bytes") == "1000000");
 }
 
 TEST_CASE("transactional ids are scoped to the input partition") {
