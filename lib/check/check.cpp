@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <map>
 #include <memory>
 #include <thread>
@@ -13,19 +12,14 @@
 #include "check/rules.h"
 #include "kafka/admin.h"
 #include "kafka/client_errors.h"
+#include "util/parse_int.h"
 
 namespace exactly::check {
 namespace {
 
 using ConfigMap = std::map<std::string, std::string>;
 
-std::optional<std::int64_t> parse_int(const std::string& text) {
-  std::int64_t value = 0;
-  const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc{} || ptr != end) return std::nullopt;
-  return value;
-}
+using util::parse_int;
 
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),

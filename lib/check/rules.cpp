@@ -1,9 +1,10 @@
 #include "check/rules.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include <fmt/format.h>
+
+#include "util/parse_int.h"
 
 namespace exactly::check {
 namespace {
@@ -12,13 +13,7 @@ namespace {
 constexpr int recommended_replication = 3;
 constexpr int recommended_min_insync = 2;
 
-std::optional<std::int64_t> parse_int(const std::string& text) {
-  std::int64_t value = 0;
-  const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc{} || ptr != end) return std::nullopt;
-  return value;
-}
+using util::parse_int;
 
 std::string join_ids(const std::vector<std::int32_t>& ids) {
   return fmt::format("{}", fmt::join(ids, ", "));

@@ -1,7 +1,6 @@
 #include "engine/engine.h"
 
 #include <algorithm>
-#include <charconv>
 #include <future>
 #include <optional>
 #include <random>
@@ -17,6 +16,7 @@
 #include "kafka/client_errors.h"
 #include "kafka/group_metadata.h"
 #include "kafka/topic_reader.h"
+#include "util/parse_int.h"
 
 namespace exactly::engine {
 namespace {
@@ -89,18 +89,15 @@ std::string instance_transactional_id(const std::string& prefix, const std::stri
 // librdkafka adjusts its own default (at most queued.max.messages.kbytes, at least
 // message.max.bytes, which it otherwise refuses), from the user's values of those.
 std::string fetch_bound(const config::Config& config) {
-  const auto number = [](const std::string& text) -> std::optional<std::int64_t> {
-    std::int64_t n = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-    if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-    return n;
-  };
   std::int64_t message_max = 1000000;  // librdkafka's default message.max.bytes
   std::optional<std::int64_t> queue_kbytes;
   for (const kafka::Properties* table : {&config.librdkafka_common, &config.librdkafka_consumer}) {
     for (const auto& [name, value] : *table) {
-      if (name == "message.max.bytes") message_max = number(value).value_or(message_max);
-      if (name == "queued.max.messages.kbytes") queue_kbytes = number(value);
+      if (name == "message.max.bytes") {
+        message_max = util::parse_int(value).value_or(message_max);
+      } else if (name == "queued.max.messages.kbytes") {
+        queue_kbytes = util::parse_int(value);
+      }
     }
   }
   std::int64_t bound = std::int64_t{8} << 20;

@@ -1,20 +1,16 @@
 #include "engine/quarantine.h"
 
 #include <algorithm>
-#include <charconv>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "util/parse_int.h"
+
 namespace exactly::engine {
 namespace {
 
-std::optional<std::int64_t> parse_int(std::string_view text) {
-  std::int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
+using util::parse_int;
 
 std::vector<std::string_view> words(std::string_view text) {
   std::vector<std::string_view> out;

@@ -148,8 +148,7 @@ Error TransactionalProducer::flush(std::chrono::milliseconds timeout) {
 
 Error TransactionalProducer::commit_transaction(std::chrono::milliseconds timeout) {
   if (transactional_) return make_error(rd_kafka_commit_transaction(rk_, timeout_ms(timeout)), true);
-  const rd_kafka_resp_err_t err = rd_kafka_flush(rk_, timeout_ms(timeout));
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return make_error(err, "flush");  // timed out: retriable
+  if (Error e = flush(timeout)) return e;  // timed out: retriable
   if (failed_ == 0) return {};
   Error e{ErrorKind::abortable, failed_code_, failed_name_,
           fmt::format("{} record(s) not delivered, the first: {}", failed_, failed_reason_)};
@@ -160,9 +159,9 @@ Error TransactionalProducer::commit_transaction(std::chrono::milliseconds timeou
 Error TransactionalProducer::abort_transaction(std::chrono::milliseconds timeout) {
   if (transactional_) return make_error(rd_kafka_abort_transaction(rk_, timeout_ms(timeout)), true);
   // What was produced cannot be taken back: let it finish, so the redo starts from a quiet queue.
-  const rd_kafka_resp_err_t err = rd_kafka_flush(rk_, timeout_ms(timeout));
+  Error e = flush(timeout);
   failed_ = 0;
-  return err == RD_KAFKA_RESP_ERR_NO_ERROR ? Error{} : make_error(err, "flush");
+  return e;
 }
 
 void TransactionalProducer::poll(std::chrono::milliseconds timeout) {
