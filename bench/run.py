@@ -374,6 +374,21 @@ def fmt(value, digits=0):
     return f"{value:,.{digits}f}"
 
 
+def warm_up(workdir, seconds, records, transform="identity", size=100, commit_ms=100,
+            partitions=6):
+    """Exactly-once trials that are not counted, until `seconds` have passed (at least one if
+    `seconds` > 0): on a fresh broker (its JIT, its internal topics) the first trials ran at about
+    0.7 of the same peer's later ones. Returns how many ran."""
+    started, count = time.monotonic(), 0
+    while seconds > 0 and (count == 0 or time.monotonic() - started < seconds):
+        count += 1
+        log(f"warm-up {count}, not counted: exactly-eos, {records:,} records")
+        result = Trial(workdir, "exactly-eos", transform, size, records, commit_ms,
+                       partitions).run(timeout=max(120, records / 2000))
+        log(f"  {fmt(result['records_per_s'])} records/s")
+    return count
+
+
 def main():
     # The venv of bench/setup.sh has matplotlib (and the seed loop's confluent-kafka): run in it.
     venv = BUILD / "bench-venv"
@@ -400,10 +415,10 @@ def main():
     parser.add_argument("--exactly-set", action="append", default=[], metavar="KEY=VALUE",
                         help="a config override for the exactly peers (repeatable), e.g. "
                              "librdkafka.consumer.queued.min.messages=20000")
-    parser.add_argument("--warmup", type=int, default=None, metavar="RECORDS",
-                        help="records of a first exactly-once trial that is not counted "
-                             "(default: --records; 0: none): a fresh broker made the first trial "
-                             "of a run a quarter slower than later ones")
+    parser.add_argument("--warmup", type=float, default=30, metavar="SECONDS",
+                        help="exactly-once trials that are not counted, first, until this many "
+                             "seconds have passed (default 30; 0: none): on a fresh broker the "
+                             "first trials ran at about 0.7 of the same peer's later ones")
     parser.add_argument("--smoke", action="store_true",
                         help="a tiny run of every part (what CI does): 20,000 records, 1 run, "
                              "the 100 ms interval only")
@@ -423,9 +438,7 @@ def main():
     Trial.exactly = args.exactly.resolve()
     Trial.exactly_sets = args.exactly_set
     if args.smoke:
-        args.records, args.runs, args.latency_seconds = 20_000, 1, 3
-    if args.warmup is None:
-        args.warmup = args.records
+        args.records, args.runs, args.latency_seconds, args.warmup = 20_000, 1, 3, 1
     if args.seed_records is None:
         args.seed_records = args.records
     intervals = [100] if args.smoke else [10, 25, 50, 100, 250, 1000]
@@ -458,13 +471,8 @@ def main():
         trials.append(result)
 
     with Broker(workdir / "cluster"):
-        if args.warmup > 0 and any(s != "latency" for s in sections):
-            # A fresh broker (its JIT, its page cache, its transaction coordinator) made the first
-            # trial of a run a quarter slower than the same peer's later trials.
-            log(f"warm-up, not counted: exactly-eos, {args.warmup:,} records")
-            result = Trial(workdir, "exactly-eos", "identity", 100, args.warmup, 100, 6).run(
-                timeout=max(120, args.warmup / 2000))
-            log(f"  {fmt(result['records_per_s'])} records/s")
+        if any(s != "latency" for s in sections):
+            args.warmup_trials = warm_up(workdir, args.warmup, args.records)
         for run_index in range(args.runs if "workload" in sections else 0):
             for workload in workloads:
                 transform, size = workload.rsplit("-", 1)
@@ -533,8 +541,9 @@ def write_report(args, peers, intervals, trials):
              f"--runs {args.runs}{chosen}` on "
              f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, one local Kafka broker "
              f"(KRaft, 127.0.0.1). Medians of {args.runs} run(s); the peers alternate within a run"
-             + (f", after a warm-up trial of {args.warmup:,} records that is not counted. "
-                if args.warmup > 0 else ". ") +
+             + (f", after {args.warmup_trials} warm-up trial(s) of {args.records:,} records "
+                f"({args.warmup:g} s) that are not counted. "
+                if getattr(args, "warmup_trials", 0) else ". ") +
              "Records/s count committed input offsets between 10 % and 90 % of the input (the "
              "ceiling, which commits nothing, its delivered records); CPU and peak RSS cover "
              "the whole process. The seed's loop runs on fewer records per trial (it is the "

@@ -4,14 +4,14 @@ builds), on one local broker, alternating within each run, the median of the run
 
     python3 bench/tune.py [--records N] [--runs R] [--variant NAME:KEY=VALUE,KEY=VALUE ...]
                           [--baseline PATH] [--workload identity-100] [--out results/bench]
-                          [--warmup N]
+                          [--warmup SECONDS]
 
 Without --variant it runs the comparisons behind the framework's defaults (see README, "Tuning"):
 the prefetch queue depth (queued.min.messages), the producer's linger.ms and glibc's malloc arenas.
 A variant's KEY=VALUE pairs are config overrides (`--set`); ENV:NAME=VALUE sets an environment
 variable of the service; BIN:PATH runs another exactly binary. --baseline PATH adds a variant
-"baseline" running that binary with its defaults (e.g. a build of an earlier commit). A first
-trial with the defaults warms the broker up and is not counted. Writes tuning.md and tuning.json
+"baseline" running that binary with its defaults (e.g. a build of an earlier commit). Trials with
+the defaults warm the broker up first (30 s) and are not counted. Writes tuning.md and tuning.json
 into --out.
 """
 import argparse
@@ -62,10 +62,9 @@ def main():
     parser.add_argument("--variant", action="append", default=[])
     parser.add_argument("--baseline", type=Path)
     parser.add_argument("--out", type=Path, default=bench.ROOT / "results" / "bench")
-    parser.add_argument("--warmup", type=int, default=None,
-                        help="records of a first trial that is not counted (default: --records; "
-                        "0: none). On a fresh broker the first trial measured a quarter slower "
-                        "than the same variant's later ones.")
+    parser.add_argument("--warmup", type=float, default=30, metavar="SECONDS",
+                        help="trials with the defaults that are not counted, first, until this "
+                        "many seconds have passed (default 30; 0: none)")
     args = parser.parse_args()
     variants = [parse_variant(v) for v in (args.variant or DEFAULT_VARIANTS)]
     if args.baseline:
@@ -78,13 +77,8 @@ def main():
     workdir = Path(tempfile.mkdtemp(prefix="exactly-tune-"))
     trials = []
     with bench.Broker(workdir / "cluster"):
-        warmup = args.records if args.warmup is None else args.warmup
-        if warmup > 0:
-            bench.log(f"warm-up, not counted: the defaults, {warmup:,} records")
-            t = bench.Trial(workdir, "exactly-eos", transform, int(size), warmup, args.commit_ms,
-                            args.partitions)
-            result = t.run(timeout=max(120, warmup / 2000))
-            bench.log(f"  {bench.fmt(result['records_per_s'])} records/s")
+        warmups = bench.warm_up(workdir, args.warmup, args.records, transform, int(size),
+                                args.commit_ms, args.partitions)
         for run_index in range(args.runs):
             for v in variants:
                 t = bench.Trial(workdir, "exactly-eos", transform, int(size), args.records,
@@ -109,8 +103,8 @@ def main():
              f"{args.workload}` on {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, one local "
              f"broker: exactly, exactly-once, {args.partitions} partitions, commit interval "
              f"{args.commit_ms} ms. Medians of {args.runs} run(s); the variants alternate within a "
-             "run" + (f", after a warm-up trial of {warmup:,} records that is not counted."
-                      if warmup > 0 else "; no warm-up trial."), "",
+             "run" + (f", after {warmups} warm-up trial(s) ({args.warmup:g} s) that are not "
+                      "counted." if warmups else "; no warm-up."), "",
              "| variant | settings | records/s | CPU s per million | peak RSS MiB | commit p50 ms "
              "| commit p99 ms | delivery p99 ms | loop waiting for commits s | fetch wake-ups |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
