@@ -415,9 +415,9 @@ def main():
     parser.add_argument("--exactly-set", action="append", default=[], metavar="KEY=VALUE",
                         help="a config override for the exactly peers (repeatable), e.g. "
                              "librdkafka.consumer.queued.min.messages=20000")
-    parser.add_argument("--warmup", type=float, default=30, metavar="SECONDS",
+    parser.add_argument("--warmup", type=float, default=60, metavar="SECONDS",
                         help="exactly-once trials that are not counted, first, until this many "
-                             "seconds have passed (default 30; 0: none): on a fresh broker the "
+                             "seconds have passed (default 60; 0: none): on a fresh broker the "
                              "first trials ran at about 0.7 of the same peer's later ones")
     parser.add_argument("--smoke", action="store_true",
                         help="a tiny run of every part (what CI does): 20,000 records, 1 run, "

@@ -11,7 +11,7 @@ the prefetch queue depth (queued.min.messages), the producer's linger.ms and gli
 A variant's KEY=VALUE pairs are config overrides (`--set`); ENV:NAME=VALUE sets an environment
 variable of the service; BIN:PATH runs another exactly binary. --baseline PATH adds a variant
 "baseline" running that binary with its defaults (e.g. a build of an earlier commit). Trials with
-the defaults warm the broker up first (30 s) and are not counted. Writes tuning.md and tuning.json
+the defaults warm the broker up first (60 s) and are not counted. Writes tuning.md and tuning.json
 into --out.
 """
 import argparse
@@ -62,9 +62,9 @@ def main():
     parser.add_argument("--variant", action="append", default=[])
     parser.add_argument("--baseline", type=Path)
     parser.add_argument("--out", type=Path, default=bench.ROOT / "results" / "bench")
-    parser.add_argument("--warmup", type=float, default=30, metavar="SECONDS",
+    parser.add_argument("--warmup", type=float, default=60, metavar="SECONDS",
                         help="trials with the defaults that are not counted, first, until this "
-                        "many seconds have passed (default 30; 0: none)")
+                        "many seconds have passed (default 60; 0: none)")
     args = parser.parse_args()
     variants = [parse_variant(v) for v in (args.variant or DEFAULT_VARIANTS)]
     if args.baseline:
