@@ -2,6 +2,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -142,8 +143,20 @@ void TransactionalProducer::delivery_failed(int code, const char* name, const ch
 }
 
 Error TransactionalProducer::flush(std::chrono::milliseconds timeout) {
-  const rd_kafka_resp_err_t err = rd_kafka_flush(rk_, timeout_ms(timeout));
-  return err == RD_KAFKA_RESP_ERR_NO_ERROR ? Error{} : make_error(err, "flush");
+  // rd_kafka_flush (2.0.2) waits in rd_kafka_poll for up to 10 ms at a time, and only a delivery
+  // report wakes that wait. A transactional producer asks for none (the commit reports what
+  // failed), so every flush ran its last 10 ms out after the records were delivered: at least
+  // 10 ms per commit, on the loop in the instance scope. Calls of 1 ms look again every
+  // millisecond, and each keeps the flag under which librdkafka sends at once, ignoring
+  // linger.ms.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const rd_kafka_resp_err_t err = rd_kafka_flush(rk_, 1);
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return {};
+    if (err != RD_KAFKA_RESP_ERR__TIMED_OUT || std::chrono::steady_clock::now() >= deadline) {
+      return make_error(err, "flush");
+    }
+  }
 }
 
 Error TransactionalProducer::commit_transaction(std::chrono::milliseconds timeout) {
