@@ -209,8 +209,10 @@ constexpr std::array transactions_keys{
     Key{.name = "commit_interval_ms",
         .type = Type::integer,
         .value = "100",
-        .description = "Commit the open transaction at least this often. At most half of\n"
-                       "timeout_ms, so that a commit always fits inside the transaction timeout.",
+        .description = "Commit the open transaction at least this often. While records stream\n"
+                       "in, the interval counts from the last commit's start, so a record waits\n"
+                       "at most an interval and one commit. At most half of timeout_ms, so that a\n"
+                       "commit always fits inside the transaction timeout.",
         .min = 1,
         .max = hour_ms,
         .store =

@@ -486,6 +486,10 @@ void Engine::handle(Partition& p, kafka::Message& message, Clock::time_point now
     p.records = 0;
     p.bytes = 0;
     p.opened = now;
+    // The interval counts from the last commit's start when that was less than an interval ago:
+    // the records that came in while it ran have waited since.
+    const Clock::time_point last = instance_scope_ ? instance_commit_began_ : p.commit_began;
+    p.interval_from = now - last < limits_.commit_interval ? last : now - p.stagger;
     if (spdlog::should_log(spdlog::level::debug)) {
       // The first record's age (from its timestamp) says how long input waits before it is read.
       const auto wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -754,7 +758,9 @@ void Engine::tick(Clock::time_point now) {
       spdlog::debug("{} [{}]: resumed at offset {}", consumer_->topic(), p.number, to);
     }
     if (!p.in_transaction) continue;
-    const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(now - p.opened + p.stagger);
+    // From interval_from, at most an interval before `opened`: the watchdog fires that much early
+    // at the most, well inside its margin.
+    const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(now - p.interval_from);
     switch (due(limits_, p.records, p.bytes, age)) {
       case TransactionAction::keep: break;
       case TransactionAction::commit:
@@ -766,7 +772,8 @@ void Engine::tick(Clock::time_point now) {
         break;
       case TransactionAction::abort:
         spdlog::warn("{}: transaction open for {} ms, past the watchdog's {} ms: aborting",
-                     p.producer->transactional_id(), age.count(),
+                     p.producer->transactional_id(),
+                     std::chrono::duration_cast<std::chrono::milliseconds>(now - p.opened).count(),
                      watchdog_deadline(limits_.transaction_timeout).count());
         abort_and_rewind(p, ops::AbortReason::watchdog, "watchdog", now + config_.transactions.commit_timeout);
         break;
@@ -779,7 +786,7 @@ void Engine::tick(Clock::time_point now) {
     // the records of the others waiting behind each). A partition in quarantine keeps to its
     // one-record transactions, and never drags the others along.
     const bool interval = std::any_of(due_commit.begin(), due_commit.end(), [&](const Partition* d) {
-      return !d->quarantine && now - d->opened >= limits_.commit_interval;
+      return !d->quarantine && now - d->interval_from >= limits_.commit_interval;
     });
     if (interval && !async_commits_) {
       for (auto& [number, p] : partitions_) {
@@ -933,6 +940,9 @@ void Engine::commit(std::span<Partition* const> requested, Clock::time_point dea
   if (instance_scope_) shared = open_transactions();
   const std::span<Partition* const> parts = instance_scope_ ? std::span<Partition* const>{shared} : requested;
   if (parts.empty()) return;
+  const auto began = Clock::now();
+  instance_commit_began_ = began;
+  for (Partition* p : parts) p->commit_began = began;
   const auto group = consumer_->group_metadata();
   if (!group) {
     spdlog::warn("no consumer group metadata (the group is leaving): aborting {} transaction(s)",
@@ -1037,6 +1047,7 @@ void Engine::commit_async(Partition& p, Clock::time_point deadline, const char* 
     commit(one, deadline, why);  // aborts: the group is leaving
     return;
   }
+  p.commit_began = Clock::now();
   p.pending_deadline = deadline;
   p.pending_why = why;
   p.pending = std::async(std::launch::async, [this, &p, group = std::move(group), deadline] {

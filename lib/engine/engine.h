@@ -125,6 +125,13 @@ class Engine final : public kafka::RebalanceHandler {
     std::int64_t records = 0;
     std::int64_t bytes = 0;
     Clock::time_point opened{};
+    // The open transaction's commit interval counts from here: from the start of the last commit
+    // when that was less than an interval before the transaction opened (the records that came
+    // in while that commit ran have waited since), else from the opening (less the stagger).
+    // Commits start at most once an interval, and a record waits at most an interval and one
+    // commit, not a commit, an interval and another commit.
+    Clock::time_point interval_from{};
+    Clock::time_point commit_began{};  // the start of the partition's last commit
     bool paused = false;  // waiting out a backoff; rewound to `position` when it ends
     Clock::time_point resume_at{};
     bool needs_producer = false;  // the producer was lost; a new one is made at `reinit_at`
@@ -298,6 +305,7 @@ class Engine final : public kafka::RebalanceHandler {
   std::shared_ptr<kafka::TransactionalProducer> instance_producer_;
   std::string instance_id_;
   bool instance_open_ = false;
+  Clock::time_point instance_commit_began_{};  // instance scope: the last commit's start
   std::string instance_attempt_;
   int output_partitions_ = 0;
   std::int64_t output_limit_ = 1000000;  // bytes: the output topic's max.message.bytes, or less

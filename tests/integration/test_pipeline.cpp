@@ -319,6 +319,77 @@ TEST_CASE("a slow commit of one partition holds back none of the others") {
   }
 }
 
+namespace {
+
+// The commit interval's clock: with records streaming in, partition 0's commits start an interval
+// apart, counted from the last commit's start, although each of them takes 1 s (a commit hook
+// that sleeps). Counted from the transaction's opening, after the slow commit, they would start
+// 3 s apart: the records that came in during a commit would wait for it, then a whole interval.
+void check_interval_clock(const Scope& scope) {
+  const auto dir = test::temp_dir("interval-clock");
+  const auto input = test::unique_name("in");
+  const auto output = test::unique_name("out");
+  test::create_topic(input, 2);
+  test::create_topic(output, 2);
+  const auto config = test::load(test::write_config(
+      dir, input, output, test::unique_name("group"),
+      "[transactions]\nmax_records = 1000000\ncommit_interval_ms = 2000\n" + scope.extra,
+      scope.pipeline_keys));
+  CountingIdentity transform;
+  engine::Engine engine(config, transform);
+  using Clock = std::chrono::steady_clock;
+  std::mutex mutex;
+  std::vector<Clock::time_point> starts;  // of partition 0's commits
+  engine.set_commit_hook([&](std::int32_t partition, std::int64_t, std::int64_t) {
+    if (partition != 0) return true;
+    {
+      std::lock_guard lock(mutex);
+      starts.push_back(Clock::now());
+    }
+    std::this_thread::sleep_for(1000ms);
+    return true;
+  });
+  std::atomic<int> signals{0};
+  int code = -1;
+  std::thread runner([&] { code = engine.run(signals); });
+
+  // 10 s of records, 10 every 100 ms.
+  std::uint64_t total = 0;
+  const auto streamed_until = Clock::now() + 10s;
+  while (Clock::now() < streamed_until) {
+    test::produce_payments(input, total, 10);
+    total += 10;
+    std::this_thread::sleep_for(100ms);
+  }
+  CHECK(test::wait_for_outputs(input, output, total, 60s).missing == 0);
+  signals = 1;
+  runner.join();
+  CHECK(code == 0);
+  check_exactly_once(test::audit(input, output), total);
+  CHECK(engine.counters().aborted.load() == 0);
+
+  std::lock_guard lock(mutex);
+  int gaps = 0;
+  for (std::size_t i = 1; i < starts.size() && starts[i] < streamed_until; ++i) {
+    const auto gap = std::chrono::duration_cast<std::chrono::milliseconds>(starts[i] - starts[i - 1]);
+    INFO("commit " << i << " of partition 0 started " << gap.count() << " ms after the one before");
+    CHECK(gap >= 1900ms);
+    CHECK(gap <= 2500ms);
+    ++gaps;
+  }
+  CHECK(gaps >= 2);
+}
+
+}  // namespace
+
+TEST_CASE("commits start an interval apart counted from the last commit's start") {
+  check_interval_clock(partition_scope());
+}
+
+TEST_CASE("in instance scope commits start an interval apart counted from the last commit's start") {
+  check_interval_clock(instance_scope());
+}
+
 TEST_CASE("in instance scope a forced abort redoes every partition's range and leaves nothing visible") {
   const auto dir = test::temp_dir("abort-instance");
   const auto input = test::unique_name("in");
