@@ -487,9 +487,13 @@ void Engine::handle(Partition& p, kafka::Message& message, Clock::time_point now
     p.bytes = 0;
     p.opened = now;
     // The interval counts from the last commit's start when that was less than an interval ago:
-    // the records that came in while it ran have waited since.
+    // the records that came in while it ran have waited since. Half an interval is left at the
+    // least: commits slower than that (a loaded broker) would otherwise leave each next
+    // transaction only the records of a millisecond, and more commits would load it more.
     const Clock::time_point last = instance_scope_ ? instance_commit_began_ : p.commit_began;
-    p.interval_from = now - last < limits_.commit_interval ? last : now - p.stagger;
+    p.interval_from = now - last < limits_.commit_interval
+                          ? std::max(last, now - limits_.commit_interval / 2)
+                          : now - p.stagger;
     if (spdlog::should_log(spdlog::level::debug)) {
       // The first record's age (from its timestamp) says how long input waits before it is read.
       const auto wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(

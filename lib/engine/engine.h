@@ -127,8 +127,9 @@ class Engine final : public kafka::RebalanceHandler {
     Clock::time_point opened{};
     // The open transaction's commit interval counts from here: from the start of the last commit
     // when that was less than an interval before the transaction opened (the records that came
-    // in while that commit ran have waited since), else from the opening (less the stagger).
-    // Commits start at most once an interval, and a record waits at most an interval and one
+    // in while that commit ran have waited since), but no more than half an interval before the
+    // opening; else from the opening (less the stagger). Commits start at most once an interval,
+    // and with commits shorter than half of it a record waits at most an interval and one
     // commit, not a commit, an interval and another commit.
     Clock::time_point interval_from{};
     Clock::time_point commit_began{};  // the start of the partition's last commit

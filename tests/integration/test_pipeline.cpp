@@ -322,9 +322,9 @@ TEST_CASE("a slow commit of one partition holds back none of the others") {
 namespace {
 
 // The commit interval's clock: with records streaming in, partition 0's commits start an interval
-// apart, counted from the last commit's start, although each of them takes 1 s (a commit hook
+// apart, counted from the last commit's start, although each of them takes 0.8 s (a commit hook
 // that sleeps). Counted from the transaction's opening, after the slow commit, they would start
-// 3 s apart: the records that came in during a commit would wait for it, then a whole interval.
+// 2.8 s apart: the records that came in during a commit would wait for it, then a whole interval.
 void check_interval_clock(const Scope& scope) {
   const auto dir = test::temp_dir("interval-clock");
   const auto input = test::unique_name("in");
@@ -346,16 +346,16 @@ void check_interval_clock(const Scope& scope) {
       std::lock_guard lock(mutex);
       starts.push_back(Clock::now());
     }
-    std::this_thread::sleep_for(1000ms);
+    std::this_thread::sleep_for(800ms);
     return true;
   });
   std::atomic<int> signals{0};
   int code = -1;
   std::thread runner([&] { code = engine.run(signals); });
 
-  // 10 s of records, 10 every 100 ms.
+  // 14 s of records, 10 every 100 ms (the group forms in the first few).
   std::uint64_t total = 0;
-  const auto streamed_until = Clock::now() + 10s;
+  const auto streamed_until = Clock::now() + 14s;
   while (Clock::now() < streamed_until) {
     test::produce_payments(input, total, 10);
     total += 10;
