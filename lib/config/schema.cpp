@@ -210,9 +210,11 @@ constexpr std::array transactions_keys{
         .type = Type::integer,
         .value = "100",
         .description = "Commit the open transaction at least this often. While records stream\n"
-                       "in, the interval counts from the last commit's start, so a record waits\n"
-                       "at most an interval and one commit. At most half of timeout_ms, so that a\n"
-                       "commit always fits inside the transaction timeout.",
+                       "in, the interval counts from the last commit's start (leaving each\n"
+                       "transaction half of it at the least), so with commits shorter than half\n"
+                       "an interval a record waits at most an interval and one commit. At most\n"
+                       "half of timeout_ms, so that a commit always fits inside the transaction\n"
+                       "timeout.",
         .min = 1,
         .max = hour_ms,
         .store =
