@@ -2,6 +2,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -148,15 +149,19 @@ Error TransactionalProducer::flush(std::chrono::milliseconds timeout) {
   // failed), so every flush ran its last 10 ms out after the records were delivered: at least
   // 10 ms per commit, on the loop in the instance scope. Calls of 1 ms look again every
   // millisecond, and each keeps the flag under which librdkafka sends at once, ignoring
-  // linger.ms.
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
+  // linger.ms. Each call also wakes the producer's broker threads, so after the first 20 ms (a
+  // flush that takes longer waits for a slow broker) one call waits out the rest.
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + timeout;
+  for (int step = 0; step < 20; ++step) {
     const rd_kafka_resp_err_t err = rd_kafka_flush(rk_, 1);
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return {};
-    if (err != RD_KAFKA_RESP_ERR__TIMED_OUT || std::chrono::steady_clock::now() >= deadline) {
-      return make_error(err, "flush");
-    }
+    if (err != RD_KAFKA_RESP_ERR__TIMED_OUT || Clock::now() >= deadline) return make_error(err, "flush");
   }
+  const auto rest = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  const rd_kafka_resp_err_t err =
+      rd_kafka_flush(rk_, timeout_ms(std::max(rest, std::chrono::milliseconds{0})));
+  return err == RD_KAFKA_RESP_ERR_NO_ERROR ? Error{} : make_error(err, "flush");
 }
 
 Error TransactionalProducer::commit_transaction(std::chrono::milliseconds timeout) {

@@ -151,7 +151,7 @@ node_alive() { local p; p=$(node_pid "$1"); [ -n "$p" ] && kill -0 "$p" 2>/dev/n
 start_node() { # start_node I
   local i=$1
   node_alive "$i" && return 0
-  ( cd "$dir/node$i" && exec setsid java ${EXACTLY_BROKER_HEAP:--Xms1g -Xmx1g} -XX:+UseG1GC -Xlog:gc:file="$dir/node$i/gc.log":uptime,utctime \
+  ( cd "$dir/node$i" && exec setsid java ${EXACTLY_BROKER_HEAP:--Xms256m -Xmx768m} -XX:+UseG1GC -Xlog:gc:file="$dir/node$i/gc.log":uptime,utctime \
       -Dlog4j2.configurationFile="$here/log4j2.properties" -Dkafka.logs.dir="$dir/node$i" \
       -cp "$libs/*" kafka.Kafka server.properties >"$dir/node$i/stdout.log" 2>&1 ) &
   echo $! > "$dir/node$i/pid"
