@@ -46,7 +46,7 @@ LABELS = {
     "seed": "seed loop (Python confluent-kafka)",
 }
 TRANSFORMS = {"identity": "identity", "enricher": "payment-enricher"}
-# The peers of the commit-interval sweep and the 32-partition section.
+# The peers of the commit-interval sweep (and, with the ceiling, of the 32-partition section).
 COMPARED = ["exactly-eos", "exactly-eos-instance", "exactly-alo", "streams"]
 # The 32-partition section runs the ceiling too: what the broker and librdkafka keep at 32
 # partitions without a transform, a transaction or an offset commit.
@@ -360,8 +360,7 @@ class LatencyTrial:
             out, _ = reader.communicate(timeout=self.seconds + self.warmup + 120)
             # The commits at a steady rate below the ceiling (the workload section's run flat out,
             # where every request of the broker waits behind the produce requests of all peers).
-            commit = (t.commit_latency() if self.peer.startswith("exactly") and peer.poll() is None
-                      else [None, None])
+            commit = t.commit_latency() if self.peer.startswith("exactly") else [None, None]
         finally:
             stop(peer)
         m = re.search(r"latency count=(\d+) p50_ms=(\S+) p99_ms=(\S+) p999_ms=(\S+) max_ms=(\S+)",
