@@ -25,6 +25,8 @@ import time
 import uuid
 from pathlib import Path
 
+import broker_requests
+
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 TOOL = BUILD / "bench" / "exactly-bench"
@@ -68,8 +70,9 @@ def run(cmd, **kw):
 
 
 class Broker:
-    def __init__(self, directory):
+    def __init__(self, directory, request_log=None):
         self.dir = directory
+        self.request_log = request_log
 
     def __enter__(self):
         subprocess.run([str(CLUSTER), "stop", "--dir", str(self.dir)], check=False,
@@ -79,6 +82,8 @@ class Broker:
         # with the peers. EXACTLY_BROKER_HEAP in the environment wins.
         env = {**os.environ}
         env.setdefault("EXACTLY_BROKER_HEAP", "-Xms1g -Xmx1g")
+        if self.request_log:
+            env["EXACTLY_BROKER_REQUEST_LOG"] = str(self.request_log)
         run([CLUSTER, "start", "--port", PORT, "--dir", self.dir], env=env)
         return self
 
@@ -208,6 +213,7 @@ listen = "127.0.0.1:0"
                       self.records, "--size", self.size, "--kind", kind]).stdout
         m = re.search(r"\((\d+) value bytes\)", filled)
         self.value_bytes = int(m.group(1)) / self.records if m else float(self.size)
+        started_ms = int(time.time() * 1000)
         with open(self.log_path, "w") as peer_log:
             peer = subprocess.Popen([str(c) for c in self.command()], stdout=peer_log,
                                     env={**os.environ, **self.env},
@@ -254,6 +260,7 @@ listen = "127.0.0.1:0"
             "fetch_wakeups": getattr(self, "fetch_wakeups", None),
             "commit_wait_s": getattr(self, "commit_wait_s", None),
             "flush_p99_ms": getattr(self, "flush_p99_ms", None),
+            "window_ms": [started_ms, int(time.time() * 1000)],
         }
 
     def watch(self, peer, timeout):
@@ -357,6 +364,7 @@ class LatencyTrial:
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             run([TOOL, "pace", "--bootstrap", BOOTSTRAP, "--topic", t.input, "--rate", self.rate,
                  "--seconds", self.seconds + self.warmup])
+            paced_ms = int(time.time() * 1000)
             out, _ = reader.communicate(timeout=self.seconds + self.warmup + 120)
             # The commits at a steady rate below the ceiling (the workload section's run flat out,
             # where every request of the broker waits behind the produce requests of all peers).
@@ -372,7 +380,8 @@ class LatencyTrial:
                 "p50_ms": float(m.group(2)), "p99_ms": float(m.group(3)),
                 "p999_ms": float(m.group(4)), "max_ms": float(m.group(5)),
                 "commit_p50_ms": commit[0], "commit_p99_ms": commit[1],
-                "samples": str(self.samples_path), "timeline": str(self.timeline_path)}
+                "samples": str(self.samples_path), "timeline": str(self.timeline_path),
+                "window_ms": [since_us // 1000, paced_ms]}
 
 
 def median(values):
@@ -434,6 +443,11 @@ def main():
     parser.add_argument("--smoke", action="store_true",
                         help="a tiny run of every part (what CI does): 20,000 records, 1 run, "
                              "the 100 ms interval only")
+    parser.add_argument("--request-log", action="store_true",
+                        help="the broker logs its timing of every transaction request to "
+                             "--out/broker-requests.log.node1; bench.md gets a table of it per "
+                             "peer (bench/broker_requests.py). The logging costs the broker CPU: "
+                             "not for the throughput figures")
     parser.add_argument("--report", action="store_true",
                         help="only write bench.md and the plots again from --out's raw.json "
                              "(give the options the run had, which its first line names)")
@@ -482,7 +496,11 @@ def main():
             f"rss {fmt(result['rss_mib'], 1)} MiB")
         trials.append(result)
 
-    with Broker(workdir / "cluster"):
+    request_log = (args.out / "broker-requests.log").resolve() if args.request_log else None
+    if request_log:
+        for old in args.out.glob("broker-requests.log.node*"):
+            old.unlink()
+    with Broker(workdir / "cluster", request_log):
         # The latency section too: cold, the first peer's p99 was 2.5 to 5 times its next.
         args.warmup_trials = warm_up(workdir, args.warmup, args.records)
         for run_index in range(args.runs if "workload" in sections else 0):
@@ -516,6 +534,17 @@ def main():
                     trials.append(result)
         else:
             log("latency: skipped (no ceiling measured and no --latency-rate)")
+    if request_log:
+        node_log = Path(f"{request_log}.node1")
+        for t in trials:
+            if t.get("window_ms") and node_log.exists():
+                t["broker"] = broker_requests.summarize(node_log, [t["window_ms"]])
+        unlogged = sorted({t["peer"] for t in trials if t["peer"] in ("exactly-eos", "exactly-eos-instance")
+                           and "EndTxn" not in t.get("broker", {})})
+        if unlogged:
+            (args.out / "raw.json").write_text(json.dumps(trials, indent=1))
+            sys.exit(f"bench: the broker's request log ({node_log}) has no EndTxn in the trials "
+                     f"of {', '.join(unlogged)}")
     (args.out / "raw.json").write_text(json.dumps(trials, indent=1))
     write_report(args, peers, intervals, trials)
     log(f"wrote {args.out / 'bench.md'}")
@@ -632,11 +661,46 @@ def write_report(args, peers, intervals, trials):
                          f"| {fmt(latency[peer]['commit_p99_ms'], 1)} |")
         lines.append("")
 
+    lines += broker_tables(peers, pick)
     lines += goals(rows, sweep, intervals, trials, latency, pick, med, at_six)
     plots = write_plots(args.out, sweep, intervals, lat)
     if plots:
         lines += ["", *[f"![{name}]({name})" for name in plots]]
     (args.out / "bench.md").write_text("\n".join(lines) + "\n")
+
+
+def broker_tables(peers, pick):
+    """With --request-log: the broker's time on each kind of transaction request, per peer, in the
+    workload section's identity 100 B trials (flat out) and in the latency section's (at a fixed
+    rate); each figure the median over the peer's trials."""
+    lines = []
+    for title, ts_of in [
+            ("identity, 100 B, 6 partitions, flat out",
+             lambda peer: [t for t in pick({"workload"}, peer=peer)
+                           if t["transform"] == "identity" and t["size"] == 100]),
+            ("the latency section's fixed rate", lambda peer: pick({"latency"}, peer=peer))]:
+        body = []
+        for peer in peers:
+            summaries = [t["broker"] for t in ts_of(peer) if t.get("broker")]
+            for kind in sorted({k for s in summaries for k in s}):
+                of_kind = [s[kind] for s in summaries if kind in s]
+                merged = {stat: median(k[stat] for k in of_kind)
+                          for stat in of_kind[0] if stat not in ("count", "errors")}
+                # Counts add up over the trials, so the errors' shares are of all requests.
+                merged["count"] = sum(k["count"] for k in of_kind)
+                merged["errors"] = {}
+                for k in of_kind:
+                    for name, n in k.get("errors", {}).items():
+                        merged["errors"][name] = merged["errors"].get(name, 0) + n
+                body += broker_requests.table_rows({kind: merged}, prefix=f"{LABELS[peer]}: ")
+        if body:
+            lines += [f"## The broker's time on transaction requests: {title}", "",
+                      "From the broker's request log (`--request-log`, bench/broker_requests.py): "
+                      "how long each request spent in the broker, and where: waiting for an I/O "
+                      "thread (queue), handled (local), parked until another write or request "
+                      "completed (remote), waiting for and writing the answer (response).", "",
+                      broker_requests.HEADER, *body, ""]
+    return lines
 
 
 def goals(rows, sweep, intervals, trials, latency, pick, med, at_six):

@@ -27,6 +27,10 @@
 # (the demo). The tests use ports from 29200 to 29802: below Linux's ephemeral range (32768-60999),
 # so a client socket never holds one when a broker (re)starts on it.
 # DIR defaults to ${TMPDIR:-/tmp}/exactly-kafka-BASE.
+#
+# EXACTLY_BROKER_REQUEST_LOG=FILE: node i logs the broker's timing of every transaction request to
+# FILE.nodeI (log4j2-requests.properties; summarised by bench/broker_requests.py). Outside DIR,
+# which stop removes.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -149,10 +153,14 @@ node_pid() { local f="$dir/node$1/pid"; [ -f "$f" ] && cat "$f" || true; }
 node_alive() { local p; p=$(node_pid "$1"); [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
 
 start_node() { # start_node I
-  local i=$1
+  local i=$1 logging=("-Dlog4j2.configurationFile=$here/log4j2.properties")
   node_alive "$i" && return 0
+  if [ -n "${EXACTLY_BROKER_REQUEST_LOG:-}" ]; then
+    logging=("-Dlog4j2.configurationFile=$here/log4j2.properties,$here/log4j2-requests.properties"
+             "-Dexactly.request.log=$EXACTLY_BROKER_REQUEST_LOG.node$i")
+  fi
   ( cd "$dir/node$i" && exec setsid java ${EXACTLY_BROKER_HEAP:--Xms256m -Xmx768m} -XX:+UseG1GC -Xlog:gc:file="$dir/node$i/gc.log":uptime,utctime \
-      -Dlog4j2.configurationFile="$here/log4j2.properties" -Dkafka.logs.dir="$dir/node$i" \
+      "${logging[@]}" -Dkafka.logs.dir="$dir/node$i" \
       -cp "$libs/*" kafka.Kafka server.properties >"$dir/node$i/stdout.log" 2>&1 ) &
   echo $! > "$dir/node$i/pid"
 }
