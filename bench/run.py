@@ -260,6 +260,7 @@ listen = "127.0.0.1:0"
             "fetch_wakeups": getattr(self, "fetch_wakeups", None),
             "commit_wait_s": getattr(self, "commit_wait_s", None),
             "flush_p99_ms": getattr(self, "flush_p99_ms", None),
+            "transactions": getattr(self, "transactions", None),
             "window_ms": [started_ms, int(time.time() * 1000)],
         }
 
@@ -318,6 +319,8 @@ listen = "127.0.0.1:0"
         q = histogram_quantiles(text, "exactly_commit_latency_seconds", [0.5, 0.99])
         wakeups = re.search(r"^exactly_fetch_wakeups_total (\S+)$", text, re.M)
         self.fetch_wakeups = float(wakeups.group(1)) if wakeups else None
+        committed = re.search(r"^exactly_transactions_committed_total (\S+)$", text, re.M)
+        self.transactions = float(committed.group(1)) if committed else None
         waited = re.search(r"^exactly_commit_wait_seconds_total (\S+)$", text, re.M)
         self.commit_wait_s = float(waited.group(1)) if waited else None
         flush = histogram_quantiles(text, "exactly_commit_flush_seconds", [0.99])

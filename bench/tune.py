@@ -87,6 +87,8 @@ def main():
                 bench.log(f"run {run_index + 1}: {v['name']}")
                 result = t.run(timeout=max(120, args.records / 2000))
                 result["variant"] = v["name"]
+                if result.get("transactions"):
+                    result["records_per_transaction"] = args.records / result["transactions"]
                 bench.log(f"  {bench.fmt(result['records_per_s'])} records/s, "
                           f"cpu {bench.fmt(result['cpu_s'], 1)} s, "
                           f"rss {bench.fmt(result['rss_mib'], 1)} MiB, "
@@ -106,8 +108,9 @@ def main():
              "run" + (f", after {warmups} warm-up trial(s) ({args.warmup:g} s) that are not "
                       "counted." if warmups else "; no warm-up."), "",
              "| variant | settings | records/s | CPU s per million | peak RSS MiB | commit p50 ms "
-             "| commit p99 ms | delivery p99 ms | loop waiting for commits s | fetch wake-ups |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| commit p99 ms | delivery p99 ms | loop waiting for commits s | fetch wake-ups "
+             "| records per transaction |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for v in variants:
         settings = [*v["sets"], *[f"{k}={val} (env)" for k, val in v["env"].items()]]
         if v["binary"] != bench.EXACTLY:
@@ -121,7 +124,8 @@ def main():
             f"| {bench.fmt(med(v['name'], 'commit_p99_ms'), 1)} "
             f"| {bench.fmt(med(v['name'], 'flush_p99_ms'), 1)} "
             f"| {bench.fmt(med(v['name'], 'commit_wait_s'), 1)} "
-            f"| {bench.fmt(med(v['name'], 'fetch_wakeups'))} |")
+            f"| {bench.fmt(med(v['name'], 'fetch_wakeups'))} "
+            f"| {bench.fmt(med(v['name'], 'records_per_transaction'))} |")
     (args.out / "tuning.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
