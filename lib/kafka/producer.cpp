@@ -2,7 +2,6 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -149,8 +148,11 @@ Error TransactionalProducer::flush(std::chrono::milliseconds timeout) {
   // failed), so every flush ran its last 10 ms out after the records were delivered: at least
   // 10 ms per commit, on the loop in the instance scope. Calls of 1 ms look again every
   // millisecond, and each keeps the flag under which librdkafka sends at once, ignoring
-  // linger.ms. Each call also wakes the producer's broker threads, so after the first 20 ms (a
-  // flush that takes longer waits for a slow broker) one call waits out the rest.
+  // linger.ms. Each call also wakes the producer's broker threads, so the calls stop after 20 ms:
+  // a flush that takes longer waits for a slow broker (or for the coordinator to register the
+  // partitions), and every record left is older than linger.ms, sent as soon as it can be. What
+  // is left is to see them delivered: rd_kafka_poll for 1 ms, which wakes no broker thread, then
+  // the count of records not yet delivered (rd_kafka_flush would look only every 10 ms).
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + timeout;
   for (int step = 0; step < 20; ++step) {
@@ -158,10 +160,11 @@ Error TransactionalProducer::flush(std::chrono::milliseconds timeout) {
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return {};
     if (err != RD_KAFKA_RESP_ERR__TIMED_OUT || Clock::now() >= deadline) return make_error(err, "flush");
   }
-  const auto rest = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  const rd_kafka_resp_err_t err =
-      rd_kafka_flush(rk_, timeout_ms(std::max(rest, std::chrono::milliseconds{0})));
-  return err == RD_KAFKA_RESP_ERR_NO_ERROR ? Error{} : make_error(err, "flush");
+  for (;;) {
+    rd_kafka_poll(rk_, 1);
+    if (rd_kafka_outq_len(rk_) == 0) return {};
+    if (Clock::now() >= deadline) return make_error(RD_KAFKA_RESP_ERR__TIMED_OUT, "flush");
+  }
 }
 
 Error TransactionalProducer::commit_transaction(std::chrono::milliseconds timeout) {
