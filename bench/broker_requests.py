@@ -68,12 +68,13 @@ def quantile(values, q):
     return values[min(len(values) - 1, int(q * len(values)))] if values else None
 
 
-def summarize(path, windows=None):
-    """Per request kind: count, per second, total p50/p99/max, each part's p99, over windows
-    ([from_ms, to_ms) pairs; None: the whole log). The broker's own verification requests
-    (KIP-890: a partition leader asks the transaction coordinator whether a transactional write
-    belongs to an ongoing transaction) are a kind of their own."""
-    rows = read(path, windows)
+def summarize(rows, windows=None):
+    """Per request kind: count, per second, total p50/p99/max, each part's p99, of read()'s rows
+    in windows ([from_ms, to_ms) pairs; None: all of them). The broker's own verification
+    requests (KIP-890: a partition leader asks the transaction coordinator whether a
+    transactional write belongs to an ongoing transaction) are a kind of their own."""
+    if windows is not None:
+        rows = [(ms, entry) for ms, entry in rows if any(a <= ms < b for a, b in windows)]
     if not rows:
         return {}
     if windows is None:
@@ -130,7 +131,7 @@ def main():
         if args.from_ms is not None or args.to_ms is not None:
             window = [(args.from_ms if args.from_ms is not None else 0,
                        args.to_ms if args.to_ms is not None else 2**63)]
-        summary = summarize(args.log, window)
+        summary = summarize(read(args.log, window), window)
     except OSError as e:
         sys.exit(f"broker_requests: cannot read {args.log}: {e.strerror}")
     if not summary:

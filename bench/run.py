@@ -13,6 +13,7 @@ Writes into --out (default results/bench): bench.md (the tables and the goals), 
 trial), throughput-vs-commit-interval.png and latency-cdf.png (when matplotlib is importable).
 """
 import argparse
+import collections
 import json
 import os
 import re
@@ -539,9 +540,10 @@ def main():
             log("latency: skipped (no ceiling measured and no --latency-rate)")
     if request_log:
         node_log = Path(f"{request_log}.node1")
+        logged = broker_requests.read(node_log) if node_log.exists() else []
         for t in trials:
-            if t.get("window_ms") and node_log.exists():
-                t["broker"] = broker_requests.summarize(node_log, [t["window_ms"]])
+            if t.get("window_ms"):
+                t["broker"] = broker_requests.summarize(logged, [t["window_ms"]])
         unlogged = sorted({t["peer"] for t in trials if t["peer"] in ("exactly-eos", "exactly-eos-instance")
                            and "EndTxn" not in t.get("broker", {})})
         if unlogged:
@@ -691,10 +693,8 @@ def broker_tables(peers, pick):
                           for stat in of_kind[0] if stat not in ("count", "errors")}
                 # Counts add up over the trials, so the errors' shares are of all requests.
                 merged["count"] = sum(k["count"] for k in of_kind)
-                merged["errors"] = {}
-                for k in of_kind:
-                    for name, n in k.get("errors", {}).items():
-                        merged["errors"][name] = merged["errors"].get(name, 0) + n
+                merged["errors"] = dict(sum((collections.Counter(k.get("errors", {}))
+                                             for k in of_kind), collections.Counter()))
                 body += broker_requests.table_rows({kind: merged}, prefix=f"{LABELS[peer]}: ")
         if body:
             lines += [f"## The broker's time on transaction requests: {title}", "",
