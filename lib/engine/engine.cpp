@@ -85,6 +85,22 @@ std::string instance_transactional_id(const std::string& prefix, const std::stri
   return fmt::format("{}.{}.instance-{:08x}", prefix, input_topic, tag);
 }
 
+std::string consumer_failure(std::string_view described) {
+  // librdkafka 2.0.2 makes FENCED_INSTANCE_ID fatal also when the member that fenced this one is
+  // itself: its rejoin after a session that timed out on a slow coordinator
+  // (confluentinc/librdkafka#3437).
+  if (described.find("same group.instance.id") != std::string_view::npos) {
+    return fmt::format(
+        "the consumer was fenced by its group.instance.id: another consumer joined the group with "
+        "this instance's id, or this instance itself rejoined after its session timed out on a slow "
+        "coordinator (librdkafka 2.0.2 makes both fatal). A restart rejoins with the same id and "
+        "takes its partitions back; two instances given one id fence each other until one is "
+        "given another. ({})",
+        described);
+  }
+  return fmt::format("the consumer failed: {}", described);
+}
+
 // The bound on one fetch response, unless the user sets fetch.max.bytes: 8 MiB, adjusted as
 // librdkafka adjusts its own default (at most queued.max.messages.kbytes, at least
 // message.max.bytes, which it otherwise refuses), from the user's values of those.
@@ -412,7 +428,7 @@ int Engine::run(const std::atomic<int>& signals) {
     if (!message.empty()) {
       if (kafka::Error e = message.error()) {
         if (e.kind() == kafka::ErrorKind::fatal || e.name() == "_FATAL") {
-          fail(fmt::format("the consumer failed: {}", e.describe()), exit_failure);
+          fail(consumer_failure(e.describe()), exit_failure);
         } else {
           spdlog::warn("consumer: {}", e.describe());
         }

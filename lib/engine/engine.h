@@ -30,6 +30,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -74,6 +75,9 @@ std::string transactional_id(const std::string& prefix, const std::string& input
 // its predecessor at once; else by `tag`, random per process.
 std::string instance_transactional_id(const std::string& prefix, const std::string& input_topic,
                                       const std::string& group_instance_id, std::uint32_t tag);
+// The reason the service stops with when its consumer fails fatally (`described`: the error as
+// librdkafka gave it). A static member fenced by its group.instance.id gets what to do about it.
+std::string consumer_failure(std::string_view described);
 
 // Client properties as the engine sets them, before the user's (which cannot override the
 // framework-owned keys: config validation refuses those).

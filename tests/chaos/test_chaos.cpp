@@ -406,10 +406,18 @@ void run_case(const std::string& case_name, const std::function<Outcome()>& once
   MESSAGE(line_of(name, runs, outcomes));
 }
 
-// Ends a run: stop the fleet cleanly, wait until every input is reflected, audit.
+// Ends a run: wait until every input is reflected, stop the fleet cleanly, audit. An instance that
+// exits on its own meanwhile is restarted, as Kubernetes would: a static member whose session
+// timed out on a slow coordinator can be fenced by its own rejoin (librdkafka 2.0.2 reports
+// FENCED_INSTANCE_ID as fatal, confluentinc/librdkafka#3437) and exits with code 1.
 Outcome finish(Fleet& fleet, const Pipeline& p, std::uint64_t expected_inputs,
                std::vector<std::chrono::milliseconds> recoveries) {
-  const auto progress = test::wait_for_outputs(p.input, p.output, expected_inputs, 300s, p.dlq);
+  int restarted = 0;
+  const auto progress = test::wait_for_outputs(p.input, p.output, expected_inputs, 300s, p.dlq,
+                                               [&] { restarted += fleet.supervise(); });
+  if (restarted > 0) {
+    MESSAGE(restarted << " instance(s) exited on their own while the outputs were awaited, and were restarted");
+  }
   INFO(fleet.logs());
   CHECK(progress.missing == 0);
   fleet.stop_all();

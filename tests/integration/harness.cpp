@@ -228,7 +228,7 @@ verify::Report audit(const std::string& input, const std::string& output, const 
 
 verify::Report wait_for_outputs(const std::string& input, const std::string& output,
                                 std::uint64_t expected, std::chrono::seconds timeout,
-                                const std::string& dlq) {
+                                const std::string& dlq, const std::function<void()>& between) {
   // The cluster may still be recovering from the fault a test made (a broker just resumed or
   // restarted): a read that fails while waiting is tried again, and only the last one counts.
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -244,6 +244,7 @@ verify::Report wait_for_outputs(const std::string& input, const std::string& out
     if (const auto* error = std::get_if<std::string>(&result)) {
       MESSAGE("audit failed while waiting for outputs (trying again): " << *error);
     }
+    if (between) between();
     std::this_thread::sleep_for(std::chrono::seconds{1});
   }
 }

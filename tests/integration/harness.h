@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -75,9 +76,12 @@ verify::Report audit(const std::string& input, const std::string& output,
                      bool read_uncommitted = false);
 
 // Audits until every input has an output (or `timeout`); returns the last report.
+// `between` runs after every read that is not settled yet (a fleet restarting the services that
+// exited on their own, say).
 verify::Report wait_for_outputs(const std::string& input, const std::string& output,
                                 std::uint64_t expected, std::chrono::seconds timeout,
-                                const std::string& dlq = {});
+                                const std::string& dlq = {},
+                                const std::function<void()>& between = {});
 
 struct DeadLetter {
   std::int32_t partition = 0;  // of the input record (exactly.error.partition)

@@ -90,6 +90,22 @@ TEST_CASE("transactional ids are scoped to the input partition") {
   CHECK(transactional_id("p", "t", 0) != transactional_id("p", "t", 1));
 }
 
+TEST_CASE("a static member fenced by its group.instance.id is told what happened and what to do") {
+  // The text librdkafka 2.0.2 gives a consumer fenced by FENCED_INSTANCE_ID.
+  const std::string fenced =
+      "_FATAL: Fatal error: Broker: Static consumer fenced by other consumer with same "
+      "group.instance.id: Fatal consumer error: Broker: Static consumer fenced by other consumer "
+      "with same group.instance.id";
+  const std::string reason = consumer_failure(fenced);
+  CHECK(reason.starts_with("the consumer was fenced by its group.instance.id"));
+  CHECK(reason.find("session timed out") != std::string::npos);
+  CHECK(reason.find("A restart rejoins") != std::string::npos);
+  CHECK(reason.find(fenced) != std::string::npos);  // librdkafka's own words kept
+  // Any other fatal consumer error is passed on as it was.
+  CHECK(consumer_failure("_FATAL: Fatal error: Broker: Unknown member") ==
+        "the consumer failed: _FATAL: Fatal error: Broker: Unknown member");
+}
+
 TEST_CASE("the lineage header the engine writes is the one the auditor reads") {
   std::string text = "stale content";
   format_lineage_into(text, "payments.raw", 7, 123456789012, "1f2e3d4c-812");
