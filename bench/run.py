@@ -86,6 +86,9 @@ class Broker:
         if self.request_log:
             env["EXACTLY_BROKER_REQUEST_LOG"] = str(self.request_log)
         run([CLUSTER, "start", "--port", PORT, "--dir", self.dir], env=env)
+        global BROKER_PID
+        pids = sorted(Path(self.dir).glob("node*/pid"))
+        BROKER_PID = int(pids[0].read_text()) if pids else None
         return self
 
     def __exit__(self, *exc):
@@ -105,6 +108,17 @@ def proc_usage(pid):
             if line.startswith("VmHWM:"):
                 rss = int(line.split()[1]) / 1024
     return cpu, rss
+
+
+BROKER_PID = None  # the broker's java process, set by Broker
+
+
+def broker_cpu():
+    """The broker's CPU seconds so far (every thread of its JVM), or None."""
+    try:
+        return proc_usage(BROKER_PID)[0] if BROKER_PID else None
+    except OSError:
+        return None
 
 
 def stop(process, timeout=60):
@@ -215,6 +229,7 @@ listen = "127.0.0.1:0"
         m = re.search(r"\((\d+) value bytes\)", filled)
         self.value_bytes = int(m.group(1)) / self.records if m else float(self.size)
         started_ms = int(time.time() * 1000)
+        broker_before = broker_cpu()
         with open(self.log_path, "w") as peer_log:
             peer = subprocess.Popen([str(c) for c in self.command()], stdout=peer_log,
                                     env={**os.environ, **self.env},
@@ -234,6 +249,7 @@ listen = "127.0.0.1:0"
                 raise RuntimeError(f"{self.peer} exited with {peer.returncode} "
                                    f"(log: {self.log_path})")
             cpu, rss = proc_usage(peer.pid) if peer.poll() is None else (None, None)
+            broker_after = broker_cpu()
             commit = [None, None]
             if self.peer.startswith("exactly"):
                 commit = self.commit_latency()
@@ -257,6 +273,9 @@ listen = "127.0.0.1:0"
             "value_bytes": self.value_bytes,
             "records_per_s": rate, "mb_per_s": rate * self.value_bytes / 1e6 if rate else None,
             "cpu_s": cpu, "cpu_s_per_million": cpu / self.records * 1e6 if cpu else None,
+            "broker_cpu_s_per_million": ((broker_after - broker_before) / self.records * 1e6
+                                         if broker_before is not None and broker_after is not None
+                                         else None),
             "rss_mib": rss, "commit_p50_ms": commit[0], "commit_p99_ms": commit[1],
             "fetch_wakeups": getattr(self, "fetch_wakeups", None),
             "commit_wait_s": getattr(self, "commit_wait_s", None),
@@ -497,6 +516,7 @@ def main():
         result = t.run(timeout=max(120, records / 2000))
         result["section"] = section
         log(f"  {fmt(result['records_per_s'])} records/s, cpu {fmt(result['cpu_s'], 1)} s, "
+            f"broker cpu {fmt(result['broker_cpu_s_per_million'], 1)} s per million, "
             f"rss {fmt(result['rss_mib'], 1)} MiB")
         trials.append(result)
 
@@ -592,7 +612,8 @@ def write_report(args, peers, intervals, trials):
                 if getattr(args, "warmup_trials", 0) else ". ") +
              "Records/s count committed input offsets between 10 % and 90 % of the input (the "
              "ceiling, which commits nothing, its delivered records); CPU and peak RSS cover "
-             "the whole process. The seed's loop runs on fewer records per trial (it is the "
+             "the whole process; the broker's CPU is its JVM's, from the peer's start to its "
+             "end. The seed's loop runs on fewer records per trial (it is the "
              "slowest by far); its figures are rates all the same.", ""]
     if args.exactly_set or args.exactly.resolve() != EXACTLY.resolve():
         lines += [f"exactly: `{args.exactly}`" + "".join(f" `--set {kv}`" for kv in args.exactly_set),
@@ -607,15 +628,16 @@ def write_report(args, peers, intervals, trials):
         mean_size = med(ts_all, "value_bytes")
         lines += [f"## {transform}, values of {fmt(mean_size)} B, 6 partitions, commit interval "
                   f"100 ms", "",
-                  "| peer | records/s | MB/s | CPU s per million | peak RSS MiB | commit p50 ms "
-                  "| commit p99 ms |",
-                  "| --- | --- | --- | --- | --- | --- | --- |"]
+                  "| peer | records/s | MB/s | CPU s per million | broker CPU s per million "
+                  "| peak RSS MiB | commit p50 ms | commit p99 ms |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for peer in peers:
             ts = pick({"workload"}, peer=peer, transform=transform, size=size)
             rows[(peer, transform, size)] = ts
             lines.append(
                 f"| {LABELS[peer]} | {fmt(med(ts, 'records_per_s'))} "
                 f"| {fmt(med(ts, 'mb_per_s'), 1)} | {fmt(med(ts, 'cpu_s_per_million'), 1)} "
+                f"| {fmt(med(ts, 'broker_cpu_s_per_million'), 1)} "
                 f"| {fmt(med(ts, 'rss_mib'), 1)} | {fmt(med(ts, 'commit_p50_ms'), 1)} "
                 f"| {fmt(med(ts, 'commit_p99_ms'), 1)} |")
         lines.append("")

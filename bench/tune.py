@@ -90,7 +90,8 @@ def main():
                 if result.get("transactions"):
                     result["records_per_transaction"] = args.records / result["transactions"]
                 bench.log(f"  {bench.fmt(result['records_per_s'])} records/s, "
-                          f"cpu {bench.fmt(result['cpu_s'], 1)} s, "
+                          f"cpu {bench.fmt(result['cpu_s'], 1)} s, broker cpu "
+                          f"{bench.fmt(result['broker_cpu_s_per_million'], 1)} s per million, "
                           f"rss {bench.fmt(result['rss_mib'], 1)} MiB, "
                           f"commit p99 {bench.fmt(result['commit_p99_ms'], 1)} ms")
                 trials.append(result)
@@ -107,10 +108,11 @@ def main():
              f"{args.commit_ms} ms. Medians of {args.runs} run(s); the variants alternate within a "
              "run" + (f", after {warmups} warm-up trial(s) ({args.warmup:g} s) that are not "
                       "counted." if warmups else "; no warm-up."), "",
-             "| variant | settings | records/s | CPU s per million | peak RSS MiB | commit p50 ms "
+             "| variant | settings | records/s | CPU s per million | broker CPU s per million "
+             "| peak RSS MiB | commit p50 ms "
              "| commit p99 ms | delivery p99 ms | loop waiting for commits s | fetch wake-ups "
              "| records per transaction |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for v in variants:
         settings = [*v["sets"], *[f"{k}={val} (env)" for k, val in v["env"].items()]]
         if v["binary"] != bench.EXACTLY:
@@ -119,6 +121,7 @@ def main():
             f"| {v['name']} | {'<br>'.join(settings) or 'the defaults'} "
             f"| {bench.fmt(med(v['name'], 'records_per_s'))} "
             f"| {bench.fmt(med(v['name'], 'cpu_s_per_million'), 1)} "
+            f"| {bench.fmt(med(v['name'], 'broker_cpu_s_per_million'), 1)} "
             f"| {bench.fmt(med(v['name'], 'rss_mib'), 1)} "
             f"| {bench.fmt(med(v['name'], 'commit_p50_ms'), 1)} "
             f"| {bench.fmt(med(v['name'], 'commit_p99_ms'), 1)} "
