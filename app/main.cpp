@@ -73,10 +73,11 @@ Usage:
       bad config or a cluster that does not answer.
   exactly produce-sample --config FILE --count N [--start I]
       Write N sample payment events (ids payment-I .. payment-(I+N-1)) to the input topic.
-  exactly verify --config FILE [--input T] [--output T] [--dlq T] [--bootstrap-servers B]
+  exactly verify --config FILE [--input T] [--output T] [--dlq T] [--lineage-topic T]
+                 [--bootstrap-servers B]
                  [--aborted-log FILE ...]
       Read input, output and dead letters with read_committed and audit them by the lineage
-      header: missing, duplicated, out of order, and (given the service's logs) written by an
+      header (or the lineage topic's journal): missing, duplicated, out of order, and (given the service's logs) written by an
       attempt the service aborted. Exit 0 (4 otherwise) only when all are zero.
   exactly plugins [--config FILE] [--plugin-dir DIR]
       List the built-in transforms and the plugins in transform.plugin_dir (or DIR), with
@@ -288,6 +289,7 @@ int cmd_verify(const po::variables_map& vm) {
     options.input_topic = config->pipeline.input_topic;
     options.output_topic = config->pipeline.output_topic;
     options.dlq_topic = config->pipeline.dlq_topic;
+    options.lineage_topic = config->pipeline.lineage_topic;
     options.properties = config->librdkafka_common;
     options.properties.insert(options.properties.end(), config->librdkafka_consumer.begin(),
                               config->librdkafka_consumer.end());
@@ -296,6 +298,7 @@ int cmd_verify(const po::variables_map& vm) {
   if (vm.count("input")) options.input_topic = vm["input"].as<std::string>();
   if (vm.count("output")) options.output_topic = vm["output"].as<std::string>();
   if (vm.count("dlq")) options.dlq_topic = vm["dlq"].as<std::string>();
+  if (vm.count("lineage-topic")) options.lineage_topic = vm["lineage-topic"].as<std::string>();
   if (options.bootstrap_servers.empty() || options.input_topic.empty() || options.output_topic.empty()) {
     std::cerr << "exactly verify: needs --config FILE, or --bootstrap-servers, --input and --output\n";
     return exit_config;
@@ -415,6 +418,8 @@ int main(int argc, char** argv) {
         ("input", po::value<std::string>(), "verify: the input topic")
         ("output", po::value<std::string>(), "verify: the output topic")
         ("dlq", po::value<std::string>(), "verify: the dead-letter topic, if any")
+        ("lineage-topic", po::value<std::string>(),
+         "verify: the lineage topic, if the outputs' lineage is there (pipeline.lineage_topic)")
         ("markdown", "example-config: the reference as Markdown tables instead")
         ("aborted-log", po::value<std::vector<std::string>>(),
          "verify: a service log; an output of an attempt it aborted is an aborted read")

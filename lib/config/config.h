@@ -43,6 +43,9 @@ struct Config {
     std::string transactional_id_prefix;  // defaults to group_id
     Partitioning partitioning = Partitioning::by_key;
     bool lineage = true;
+    // With lineage: empty, a header on every output; else the topic of the lineage journal
+    // (lineage/journal.h), one record per transaction naming the outputs' inputs by offset.
+    std::string lineage_topic;
     Delivery delivery = Delivery::exactly_once;
     ProducerScope producer_scope = ProducerScope::partition;
     OnError on_error = OnError::fail;

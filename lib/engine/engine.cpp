@@ -298,6 +298,11 @@ int Engine::startup_checks() {
     marker_topic_ = producer_topics_.size();
     producer_topics_.push_back(config_.quarantine.topic);
   }
+  if (!config_.pipeline.lineage_topic.empty()) {
+    if (int code = ensure_lineage_topic(); code != exit_ok) return code;
+    lineage_topic_ = producer_topics_.size();
+    producer_topics_.push_back(config_.pipeline.lineage_topic);
+  }
 
   // A record larger than the output topic takes would fail inside the transaction, abortably,
   // and fail again on every retry. Read the limit now; the producer builds batches no larger, and
@@ -323,6 +328,17 @@ int Engine::startup_checks() {
   output_limit_ = producer_limit;
   dlq_limit_ = producer_limit;
   if (!topic_limit(config_.pipeline.output_topic, output_limit_)) return exit_config;
+  lineage_limit_ = producer_limit;
+  if (lineage_topic_ != 0 && !topic_limit(config_.pipeline.lineage_topic, lineage_limit_)) {
+    return exit_config;
+  }
+  // A journal record holds whole runs of at most 64 KiB (lineage/journal.h).
+  if (lineage_topic_ != 0 && lineage_limit_ < 128 * 1024) {
+    spdlog::error("refusing to start: the lineage topic '{}' takes records of at most {} bytes; "
+                  "its journal records need 131072 (max.message.bytes)",
+                  config_.pipeline.lineage_topic, lineage_limit_);
+    return exit_config;
+  }
   if (config_.pipeline.on_error == config::OnError::dlq &&
       !topic_limit(config_.pipeline.dlq_topic, dlq_limit_)) {
     return exit_config;
@@ -377,6 +393,55 @@ int Engine::ensure_marker_topic() {
     }
   }
   return exit_ok;
+}
+
+int Engine::ensure_lineage_topic() {
+  const std::string& topic = config_.pipeline.lineage_topic;
+  int partitions = 0;
+  if (!consumer_->partition_count(topic, partitions, 10s)) return exit_ok;
+  // Missing (or not yet visible): create it; another instance may be doing the same.
+  kafka::Properties admin{{"bootstrap.servers", config_.kafka.bootstrap_servers}};
+  admin.insert(admin.end(), config_.librdkafka_common.begin(), config_.librdkafka_common.end());
+  const kafka::NewTopic lineage_topic{
+      .name = topic,
+      .partitions = std::max(output_partitions_, 1),
+      .replication_factor = -1,
+      .configs = {},
+  };
+  if (auto e = kafka::create_topics(admin, {lineage_topic}, true, 30s)) {
+    spdlog::error("refusing to start: the lineage topic '{}' does not exist and cannot be "
+                  "created ({}); create it, or unset pipeline.lineage_topic to carry the lineage "
+                  "in headers",
+                  topic, e.describe());
+    return exit_config;
+  }
+  spdlog::info("created the lineage topic '{}' with {} partitions", topic,
+               std::max(output_partitions_, 1));
+  return exit_ok;
+}
+
+kafka::Error Engine::write_journal(const Partition& p, Clock::time_point deadline) {
+  lineage::JournalBuilder* journal = p.producer->journal();
+  if (journal == nullptr || journal->empty()) return {};
+  if (!p.producer->journal_whole()) {
+    return kafka::Error{kafka::ErrorKind::abortable, 0, "LINEAGE_INCOMPLETE",
+                        "a delivery could not be noted in the lineage journal"};
+  }
+  // Room for the record's key and batch overhead below the topic's limit.
+  const auto records = journal->records(config_.pipeline.input_topic, p.attempt,
+                                        static_cast<std::size_t>(lineage_limit_) - 1024);
+  for (const std::string& value : records) {
+    kafka::ProduceRecord record;
+    record.key = p.producer->transactional_id();
+    record.value = value;
+    record.topic = lineage_topic_;
+    if (kafka::Error e = p.producer->produce(record, config_.transactions.commit_timeout)) {
+      return e.kind() == kafka::ErrorKind::fatal ? e
+                                                 : kafka::Error{kafka::ErrorKind::abortable, e.code(),
+                                                                e.name(), e.message()};
+    }
+  }
+  return p.producer->flush(bound(config_.transactions.commit_timeout, deadline));
 }
 
 int Engine::run(const std::atomic<int>& signals) {
@@ -603,7 +668,9 @@ bool Engine::too_large(const BufferedOutput& out, std::int64_t limit) const {
   for (const auto& [name, value] : out.headers) size += 16 + name.size() + (value ? value->size() : 0);
   // The lineage: the input topic, then at most 11 + 20 digits, 3 separators and an attempt id of
   // 8 + 1 + 20 characters.
-  if (config_.pipeline.lineage) size += 16 + lineage_header.size() + config_.pipeline.input_topic.size() + 63;
+  if (config_.pipeline.lineage && lineage_topic_ == 0) {
+    size += 16 + lineage_header.size() + config_.pipeline.input_topic.size() + 63;
+  }
   return static_cast<std::int64_t>(size) > limit;
 }
 
@@ -697,19 +764,17 @@ bool Engine::on_record_failure(Partition& p, const kafka::Message& message,
 
 kafka::Error Engine::produce_outputs(Partition& p, const kafka::Message& message,
                                      std::size_t& produced) {
-  if (config_.pipeline.lineage) {
-    format_lineage_into(lineage_, message.topic(), p.number, message.offset(), p.attempt);
-  }
+  const bool header = config_.pipeline.lineage && lineage_topic_ == 0;
+  if (header) format_lineage_into(lineage_, message.topic(), p.number, message.offset(), p.attempt);
   for (std::size_t i = 0; i < emitter_.size(); ++i) {
     const BufferedOutput& out = emitter_[i];
     output_headers_.clear();
     for (const auto& [name, value] : out.headers) {
       output_headers_.push_back({name, value ? std::optional<std::string_view>{*value} : std::nullopt});
     }
-    if (config_.pipeline.lineage) {
-      output_headers_.push_back({lineage_header, lineage_});
-    }
+    if (header) output_headers_.push_back({lineage_header, lineage_});
     kafka::ProduceRecord record;
+    if (lineage_topic_ != 0) record.source = kafka::PartitionOffset{p.number, message.offset()};
     if (out.key) record.key = *out.key;
     if (out.value) record.value = *out.value;
     record.headers = output_headers_;
@@ -909,6 +974,11 @@ std::pair<Engine::Outcome, kafka::Error> Engine::commit_one(std::span<Partition*
     spdlog::warn("{}: commit of attempt {}, {}, failed: records not delivered in time: {}",
                  p.producer->transactional_id(), p.attempt, ranges, e.describe());
     return {Outcome::aborted, e};
+  }
+  if (kafka::Error e = write_journal(p, deadline)) {
+    spdlog::warn("{}: commit of attempt {}, {}, failed: the lineage journal was not written: {}",
+                 p.producer->transactional_id(), p.attempt, ranges, e.describe());
+    return {e.kind() == kafka::ErrorKind::fatal ? Outcome::producer_lost : Outcome::aborted, e};
   }
   const auto began = Clock::now();
   for (Partition* q : ps) q->flush_latency = began - flushing;
@@ -1177,7 +1247,7 @@ std::unique_ptr<kafka::TransactionalProducer> Engine::make_producer(std::int32_t
   auto producer = kafka::TransactionalProducer::create(
       producer_properties_, id, producer_topics_, error,
       ops::producer_statistics(observer_, instance_scope_ ? -1 : partition),
-      config_.pipeline.delivery == config::Delivery::exactly_once);
+      config_.pipeline.delivery == config::Delivery::exactly_once, lineage_topic_ != 0);
   if (!producer) return nullptr;
   for (;;) {
     kafka::Error e = producer->init_transactions(bound(config_.transactions.init_timeout, deadline));

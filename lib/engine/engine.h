@@ -192,6 +192,11 @@ class Engine final : public kafka::RebalanceHandler {
   int startup_checks();
   // The quarantine marker topic exists, or is created now.
   int ensure_marker_topic();
+  // The lineage topic exists, or is created now (as many partitions as the output topic).
+  int ensure_lineage_topic();
+  // Writes the lineage journal of p's producer's open transaction to the lineage topic and sees
+  // it delivered (so that the offsets that follow register no partition: DESIGN.md).
+  [[nodiscard]] kafka::Error write_journal(const Partition& p, Clock::time_point deadline);
   // `now`: when the loop polled the record.
   void process(kafka::Message& message, Clock::time_point now);
   // Produces the emitter's outputs; `produced` counts those that went out before any error.
@@ -318,6 +323,8 @@ class Engine final : public kafka::RebalanceHandler {
   std::vector<std::string> producer_topics_;  // the output, then the dead-letter topic if any,
                                               // then the marker topic if any
   std::size_t marker_topic_ = 0;              // index of the marker topic; 0: no quarantine
+  std::size_t lineage_topic_ = 0;             // index of the lineage topic; 0: lineage headers
+  std::int64_t lineage_limit_ = 1000000;      // bytes: the lineage topic's record size limit
   std::array<std::string, 8> error_values_;   // values of a dead letter's exactly.error.* headers
 
   BufferedEmitter emitter_;

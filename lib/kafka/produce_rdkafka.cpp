@@ -1,6 +1,9 @@
 #include "kafka/produce_rdkafka.h"
 
+#include <cstdint>
 #include <optional>
+
+#include <fmt/format.h>
 
 #include "kafka/error_rdkafka.h"
 
@@ -13,7 +16,7 @@ Error produce_record(rd_kafka_t* rk, rd_kafka_topic_t* topic, const ProduceRecor
   constexpr std::size_t inline_fields = 16;
   rd_kafka_vu_t inline_vus[inline_fields];
   std::vector<rd_kafka_vu_t> heap_vus;
-  const std::size_t count = 5 + record.headers.size() + (record.key ? 1 : 0);
+  const std::size_t count = 6 + record.headers.size() + (record.key ? 1 : 0);
   rd_kafka_vu_t* vus = inline_vus;
   if (count > inline_fields) {
     heap_vus.resize(count);
@@ -35,6 +38,22 @@ Error produce_record(rd_kafka_t* rk, rd_kafka_topic_t* topic, const ProduceRecor
     vus[n].vtype = RD_KAFKA_VTYPE_KEY;
     vus[n].u.mem.ptr = const_cast<char*>(record.key->data());
     vus[n++].u.mem.size = record.key->size();
+  }
+  if (record.source) {
+    constexpr int bits = TransactionalProducer::source_offset_bits;
+    const auto [partition, offset] = *record.source;
+    if (partition < 0 || partition >= (1 << (63 - bits)) || offset < 0 ||
+        offset >= (std::int64_t{1} << bits)) {
+      return Error{ErrorKind::other, RD_KAFKA_RESP_ERR__INVALID_ARG, "INVALID_ARG",
+                   fmt::format("input partition {} offset {} is beyond what the lineage journal "
+                               "can name",
+                               partition, offset)};
+    }
+    vus[n].vtype = RD_KAFKA_VTYPE_OPAQUE;
+    vus[n++].u.ptr = reinterpret_cast<void*>(
+        static_cast<std::uintptr_t>((std::uint64_t{1} << 63) |
+                                    (static_cast<std::uint64_t>(partition) << bits) |
+                                    static_cast<std::uint64_t>(offset)));
   }
   // Header names must be NUL-terminated for librdkafka; keep copies alive for the call.
   // header_names is reused across calls so its strings keep their capacity.

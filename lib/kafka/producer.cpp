@@ -23,13 +23,27 @@ int stats_trampoline(rd_kafka_t* /*rk*/, char* json, std::size_t size, void* opa
                             size);
 }
 
-// At-least-once only: called from rd_kafka_poll/flush on the thread that serves the producer.
+// At-least-once, or with a journal: called from rd_kafka_poll/flush on the thread that serves
+// the producer.
 void delivery_report(rd_kafka_t* /*rk*/, const rd_kafka_message_t* message, void* opaque) noexcept {
-  if (message->err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
+  auto* producer = static_cast<TransactionalProducer*>(opaque);
   try {
-    static_cast<TransactionalProducer*>(opaque)->delivery_failed(
-        message->err, rd_kafka_err2name(message->err), rd_kafka_err2str(message->err));
+    if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      // A transactional producer's failed delivery fails its commit; librdkafka says why then.
+      if (!producer->transactional()) {
+        producer->delivery_failed(message->err, rd_kafka_err2name(message->err),
+                                  rd_kafka_err2str(message->err));
+      }
+      return;
+    }
+    if (message->_private != nullptr) {
+      producer->delivered(message->partition, message->offset,
+                          static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(message->_private)));
+    }
   } catch (...) {
+    // Out of memory noting a delivery: the journal would miss it, so the transaction must not
+    // commit (the engine aborts it and redoes the range).
+    producer->journal_broken();
   }
 }
 
@@ -42,7 +56,7 @@ GroupMetadata::~GroupMetadata() {
 std::unique_ptr<TransactionalProducer> TransactionalProducer::create(
     const Properties& properties, const std::string& transactional_id,
     const std::vector<std::string>& topics, std::string& error, StatsCallback stats,
-    bool transactional) {
+    bool transactional, bool journal) {
   Properties all;
   for (const auto& property : properties) {
     // transaction.timeout.ms means nothing without a transactional.id.
@@ -62,7 +76,8 @@ std::unique_ptr<TransactionalProducer> TransactionalProducer::create(
     producer->stats_ = std::move(stats);
     rd_kafka_conf_set_stats_cb(conf.get(), stats_trampoline);
   }
-  if (!transactional) rd_kafka_conf_set_dr_msg_cb(conf.get(), delivery_report);
+  if (journal) producer->journal_.emplace();
+  if (!transactional || journal) rd_kafka_conf_set_dr_msg_cb(conf.get(), delivery_report);
   KafkaHandle rk = make_client(RD_KAFKA_PRODUCER, conf, error);
   if (!rk) return nullptr;
   producer->rk_ = rk.release();
@@ -95,6 +110,7 @@ Error TransactionalProducer::init_transactions(std::chrono::milliseconds timeout
 }
 
 Error TransactionalProducer::begin_transaction() {
+  clear_journal();
   if (!transactional_) return {};
   return make_error(rd_kafka_begin_transaction(rk_), true);
 }
@@ -178,10 +194,16 @@ Error TransactionalProducer::commit_transaction(std::chrono::milliseconds timeou
 }
 
 Error TransactionalProducer::abort_transaction(std::chrono::milliseconds timeout) {
-  if (transactional_) return make_error(rd_kafka_abort_transaction(rk_, timeout_ms(timeout)), true);
+  if (transactional_) {
+    Error e = make_error(rd_kafka_abort_transaction(rk_, timeout_ms(timeout)), true);
+    if (journal_) rd_kafka_poll(rk_, 0);  // the aborted records' last delivery reports
+    clear_journal();
+    return e;
+  }
   // What was produced cannot be taken back: let it finish, so the redo starts from a quiet queue.
   Error e = flush(timeout);
   failed_ = 0;
+  clear_journal();
   return e;
 }
 

@@ -13,6 +13,7 @@
 #include "kafka/client_config.h"
 #include "kafka/error.h"
 #include "kafka/record.h"
+#include "lineage/journal.h"
 
 struct rd_kafka_s;
 struct rd_kafka_topic_s;
@@ -30,6 +31,9 @@ struct ProduceRecord {
   std::int32_t partition = -1;  // -1: the partitioner decides by key
   std::int64_t timestamp_ms = 0;  // 0: now
   std::size_t topic = 0;  // TransactionalProducer: index into its topics (0: the output)
+  // With a journal (TransactionalProducer::create): the input this record reflects, noted with
+  // the offset it is delivered at. Not journaled when unset.
+  std::optional<PartitionOffset> source;
 };
 
 class TransactionalProducer {
@@ -42,12 +46,17 @@ class TransactionalProducer {
   // "at-least-once"): init, begin and send_offsets do nothing; commit flushes and fails if a
   // record was not delivered; abort waits for what is in flight. `transactional_id` then only
   // names it in logs, and the caller commits the consumed offsets itself after a commit.
+  //
+  // With `journal`, every delivered record produced with a `source` is noted in journal(), with
+  // the partition and offset it was delivered at (pipeline.lineage_topic): the delivery reports
+  // are served by poll() and flush(). begin_transaction and abort_transaction clear it.
   static std::unique_ptr<TransactionalProducer> create(const Properties& properties,
                                                        const std::string& transactional_id,
                                                        const std::vector<std::string>& topics,
                                                        std::string& error,
                                                        StatsCallback stats = {},
-                                                       bool transactional = true);
+                                                       bool transactional = true,
+                                                       bool journal = false);
   ~TransactionalProducer();
   TransactionalProducer(const TransactionalProducer&) = delete;
   TransactionalProducer& operator=(const TransactionalProducer&) = delete;
@@ -78,6 +87,24 @@ class TransactionalProducer {
 
   [[nodiscard]] bool transactional() const { return transactional_; }
 
+  // The open transaction's delivered records and their sources; null without a journal. Only the
+  // thread serving the producer (poll, flush, commit) may touch it.
+  [[nodiscard]] lineage::JournalBuilder* journal() { return journal_ ? &*journal_ : nullptr; }
+  // For the delivery report callback only: a record delivered at `offset` of `partition`.
+  void delivered(std::int32_t partition, std::int64_t offset, std::uint64_t source) {
+    if (journal_) {
+      journal_->add(partition, offset,
+                    static_cast<std::int32_t>((source >> source_offset_bits) & 0xffff),
+                    static_cast<std::int64_t>(source & ((std::uint64_t{1} << source_offset_bits) - 1)));
+    }
+  }
+  // For the delivery report callback only: a delivery could not be noted.
+  void journal_broken() { journal_broken_ = true; }
+  // False when a delivery of the open transaction could not be noted: it must not commit.
+  [[nodiscard]] bool journal_whole() const { return !journal_broken_; }
+  // A record's source travels through librdkafka as its opaque: the partition above these bits,
+  // the offset in them, and never 0 (the top bit is set).
+  static constexpr int source_offset_bits = 47;
   // For the statistics trampoline only.
   [[nodiscard]] const StatsCallback& stats_callback() const { return stats_; }
   // For the delivery report callback only (at-least-once): the first failure since the last commit.
@@ -96,6 +123,12 @@ class TransactionalProducer {
   std::string failed_name_;
   std::string failed_reason_;
   std::int64_t failed_ = 0;
+  std::optional<lineage::JournalBuilder> journal_;
+  bool journal_broken_ = false;
+  void clear_journal() {
+    if (journal_) journal_->clear();
+    journal_broken_ = false;
+  }
 };
 
 }  // namespace exactly::kafka

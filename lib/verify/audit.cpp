@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "kafka/topic_reader.h"
+#include "lineage/journal.h"
 #include "util/printable.h"
 
 namespace exactly::verify {
@@ -79,15 +80,15 @@ std::string format_lineage(std::string_view topic, std::int32_t partition, std::
 
 bool Report::ok() const {
   return missing == 0 && duplicated == 0 && order_violations == 0 && no_lineage == 0 &&
-         unknown_source == 0 && aborted_reads == 0;
+         unknown_source == 0 && aborted_reads == 0 && lineage_errors == 0;
 }
 
 std::string Report::summary() const {
   return fmt::format(
       "inputs={} outputs={} dead_letters={} missing={} duplicated={} order_violations={} "
-      "no_lineage={} unknown_source={} aborted_reads={}",
+      "no_lineage={} unknown_source={} aborted_reads={} lineage_errors={}",
       inputs, outputs, dead_letters, missing, duplicated, order_violations, no_lineage,
-      unknown_source, aborted_reads);
+      unknown_source, aborted_reads, lineage_errors);
 }
 
 Audit::Audit(std::string input_topic) : input_topic_(std::move(input_topic)) {}
@@ -347,12 +348,49 @@ std::variant<Report, std::string> audit_topics(const AuditOptions& options) {
     }
     return value;
   };
+  // The lineage journal, if the outputs' lineage is there rather than in headers.
+  lineage::LineageIndex journal;
+  std::uint64_t journal_errors = 0;
+  std::vector<std::string> journal_examples;
+  read.read_uncommitted = options.read_uncommitted;
+  if (!options.lineage_topic.empty()) {
+    read.topic = options.lineage_topic;
+    read.timeout = left();
+    if (auto error = kafka::read_topic(read, [&](const kafka::ReadRecord& record) {
+          auto bad = record.value ? journal.add(*record.value)
+                                  : std::optional<std::string>{"a record with no value"};
+          if (bad) {
+            ++journal_errors;
+            if (journal_examples.size() < Report::max_examples) {
+              journal_examples.push_back(fmt::format("lineage topic partition {} offset {}: {}",
+                                                     record.partition, record.offset, *bad));
+            }
+          }
+          tick(options.lineage_topic);
+        })) {
+      return fmt::format("reading the lineage topic '{}': {}", options.lineage_topic, *error);
+    }
+    done(options.lineage_topic);
+    journal.seal();
+    journal_errors += journal.conflicts();
+    for (const auto& example : journal.conflict_examples()) {
+      if (journal_examples.size() < Report::max_examples) journal_examples.push_back(example);
+    }
+  }
+  // An output's lineage: its header, else what the journal says of it.
+  std::optional<std::string> traced;
+  const auto lineage_of = [&](const kafka::ReadRecord& record) -> std::optional<std::string_view> {
+    if (auto header = header_of(record, lineage_header)) return header;
+    if (options.lineage_topic.empty()) return std::nullopt;
+    traced = journal.lineage_of(record.partition, record.offset);
+    if (!traced) return std::nullopt;
+    return std::string_view{*traced};
+  };
+
   read.topic = options.output_topic;
   read.timeout = left();
-  read.read_uncommitted = options.read_uncommitted;
   if (auto error = kafka::read_topic(read, [&](const kafka::ReadRecord& record) {
-        audit.add_output(record.partition, header_of(record, lineage_header),
-                         header_of(record, attempt_header));
+        audit.add_output(record.partition, lineage_of(record), header_of(record, attempt_header));
         tick(options.output_topic);
       })) {
     return fmt::format("reading the output topic '{}': {}", options.output_topic, *error);
@@ -370,6 +408,13 @@ std::variant<Report, std::string> audit_topics(const AuditOptions& options) {
     done(options.dlq_topic);
   }
   Report report = audit.finish();
+  report.lineage_errors = journal_errors;
+  // The journal's problems first: they explain the outputs without lineage.
+  if (!journal_examples.empty()) {
+    journal_examples.insert(journal_examples.end(), report.examples.begin(), report.examples.end());
+    journal_examples.resize(std::min(journal_examples.size(), Report::max_examples));
+    report.examples = std::move(journal_examples);
+  }
   if (report.duplicated == 0) return report;
 
   // Where each copy of a few duplicated inputs is, and which attempt wrote it: one more read.
@@ -381,7 +426,7 @@ std::variant<Report, std::string> audit_topics(const AuditOptions& options) {
     read.topic = topic;
     read.timeout = left();
     return kafka::read_topic(read, [&](const kafka::ReadRecord& record) {
-      const auto value = header_of(record, lineage_header);
+      const auto value = dead_letter ? header_of(record, lineage_header) : lineage_of(record);
       const auto lineage = value ? parse_lineage(*value) : std::nullopt;
       if (!lineage) return;
       const auto it = copies.find(format_lineage(lineage->topic, lineage->partition, lineage->offset));

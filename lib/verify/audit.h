@@ -55,6 +55,8 @@ struct Report {
   std::uint64_t no_lineage = 0;        // outputs without a (parsable) lineage header
   std::uint64_t unknown_source = 0;    // outputs whose lineage names no input record
   std::uint64_t aborted_reads = 0;     // outputs or dead letters written by an aborted attempt
+  // With a lineage topic: its records that cannot be read, plus outputs two of them name.
+  std::uint64_t lineage_errors = 0;
   // Up to max_examples concrete findings, e.g. "missing payments/2/1234".
   std::vector<std::string> examples;
   // When inputs are duplicated (audit_topics only): every copy of up to max_examples of them,
@@ -65,7 +67,7 @@ struct Report {
   static constexpr std::size_t max_examples = 10;
 
   [[nodiscard]] bool ok() const;
-  // "inputs=N outputs=N ... unknown_source=N aborted_reads=N"
+  // "inputs=N outputs=N ... unknown_source=N aborted_reads=N lineage_errors=N"
   [[nodiscard]] std::string summary() const;
 };
 
@@ -150,6 +152,9 @@ struct AuditOptions {
   std::vector<std::pair<std::string, std::string>> properties;  // extra librdkafka properties
   std::chrono::milliseconds timeout{120000};                     // bounds every read together
   std::string dlq_topic;  // empty: no dead-letter topic
+  // The lineage journal's topic (pipeline.lineage_topic; verify/journal.h), read before the
+  // outputs: an output it names has that lineage. Empty: outputs carry lineage headers.
+  std::string lineage_topic;
   // Attempt ids the service logged as aborted: any of them read back is an aborted read.
   std::vector<std::string> aborted_attempts;
   // Read uncommitted data too. Only for tests that prove the aborted-read check finds some.
@@ -161,7 +166,7 @@ struct AuditOptions {
 // The attempt ids in a service log ("aborted attempt {id}" lines).
 [[nodiscard]] std::vector<std::string> aborted_attempts_in(std::string_view log);
 
-// Reads the input topic, then the output topic, both read_committed up to their ends as of each
+// Reads the input topic, then the lineage topic if any, then the output topic, all read_committed up to their ends as of each
 // read, and audits them. The string: why a topic could not be read.
 [[nodiscard]] std::variant<Report, std::string> audit_topics(const AuditOptions& options);
 

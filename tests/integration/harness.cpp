@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <regex>
 #include <random>
 #include <sstream>
@@ -201,6 +203,10 @@ config::Config load(const std::filesystem::path& file) {
 
 namespace {
 
+// Output topic -> its lineage topic, for the outputs whose lineage is in a journal.
+std::mutex lineage_topics_mutex;
+std::map<std::string, std::string> lineage_topics;
+
 std::variant<verify::Report, std::string> try_audit(const std::string& input,
                                                     const std::string& output,
                                                     const std::string& dlq,
@@ -213,10 +219,21 @@ std::variant<verify::Report, std::string> try_audit(const std::string& input,
   options.bootstrap_servers = bootstrap();
   options.input_topic = input;
   options.output_topic = output;
+  {
+    const std::lock_guard lock{lineage_topics_mutex};
+    if (const auto it = lineage_topics.find(output); it != lineage_topics.end()) {
+      options.lineage_topic = it->second;
+    }
+  }
   return verify::audit_topics(options);
 }
 
 }  // namespace
+
+void set_lineage_topic(const std::string& output, const std::string& lineage_topic) {
+  const std::lock_guard lock{lineage_topics_mutex};
+  lineage_topics[output] = lineage_topic;
+}
 
 verify::Report audit(const std::string& input, const std::string& output, const std::string& dlq,
                      const std::vector<std::string>& aborted_attempts, bool read_uncommitted) {

@@ -69,6 +69,10 @@ void debug_log(const std::filesystem::path& config);
 
 config::Config load(const std::filesystem::path& file);
 
+// Every later audit of `output` reads the outputs' lineage from the journal in `lineage_topic`
+// (pipeline.lineage_topic).
+void set_lineage_topic(const std::string& output, const std::string& lineage_topic);
+
 // `aborted_attempts`: ids the service logged as aborted (an output of one is an aborted read);
 // `read_uncommitted`: audit what a read_uncommitted reader sees (to prove that check finds some).
 verify::Report audit(const std::string& input, const std::string& output,

@@ -51,11 +51,25 @@ struct Scope {
   bool instance = false;
   std::string pipeline_keys;
   std::string extra;
+  bool journal = false;  // the lineage in a lineage topic, not in headers
+
+  // The [pipeline] lines for a pipeline writing to `output`: with a journal, a lineage topic that
+  // the audits of `output` read from then on.
+  std::string pipeline(const std::string& output) const {
+    if (!journal) return pipeline_keys;
+    const auto lineage = test::unique_name("lineage");
+    test::set_lineage_topic(output, lineage);
+    return pipeline_keys + fmt::format("lineage_topic = \"{}\"\n", lineage);
+  }
 };
 
 Scope partition_scope() { return {}; }
 Scope instance_scope() {
   return {true, "producer_scope = \"instance\"\n", "[quarantine]\nenabled = false\n"};
+}
+Scope journaled(Scope scope) {
+  scope.journal = true;
+  return scope;
 }
 
 }  // namespace
@@ -64,6 +78,12 @@ TEST_CASE("100000 records over 4 partitions arrive once each and in order") {
   Scope scope;
   SUBCASE("partition-scoped producers") { scope = partition_scope(); }
   SUBCASE("an instance-scoped producer") { scope = instance_scope(); }
+  SUBCASE("partition-scoped producers, the lineage in a lineage topic") {
+    scope = journaled(partition_scope());
+  }
+  SUBCASE("an instance-scoped producer, the lineage in a lineage topic") {
+    scope = journaled(instance_scope());
+  }
   const auto dir = test::temp_dir("pipeline");
   const auto input = test::unique_name("in");
   const auto output = test::unique_name("out");
@@ -73,7 +93,7 @@ TEST_CASE("100000 records over 4 partitions arrive once each and in order") {
 
   test::Service service(test::write_config(dir, input, output, test::unique_name("group"),
                                            "[transform]\nname = \"payment-enricher\"\n" + scope.extra,
-                                           scope.pipeline_keys),
+                                           scope.pipeline(output)),
                         dir / "service.log");
   service.start();
   const auto progress = test::wait_for_outputs(input, output, 100000, 180s);
@@ -84,12 +104,29 @@ TEST_CASE("100000 records over 4 partitions arrive once each and in order") {
   REQUIRE(code.has_value());
   CHECK(*code == 0);
   check_exactly_once(test::audit(input, output), 100000);
+  if (!scope.journal) return;
+
+  // The outputs carry no lineage header: the audit above read the lineage from the journal.
+  std::uint64_t with_header = 0;
+  kafka::ReadOptions read{test::bootstrap(), output, {}, 60s};
+  REQUIRE_FALSE(kafka::read_topic(read, [&](const kafka::ReadRecord& record) {
+    for (const auto& header : record.headers) with_header += header.name == "exactly.lineage";
+  }));
+  CHECK(with_header == 0);
+  // An output no transaction of the service wrote is named by no journal: the audit says so.
+  test::produce_raw(output, 0, "stray", "stray", {});
+  const auto report = test::audit(input, output);
+  CHECK(report.no_lineage == 1);
+  CHECK_FALSE(report.ok());
 }
 
 TEST_CASE("kill -9 at random moments loses nothing and duplicates nothing") {
   Scope scope;
   std::string consumer_keys;
   SUBCASE("partition-scoped producers") { scope = partition_scope(); }
+  SUBCASE("partition-scoped producers, the lineage in a lineage topic") {
+    scope = journaled(partition_scope());
+  }
   SUBCASE("an instance-scoped producer with static membership") {
     // group.instance.id names the instance's transactional.id: a restarted instance fences the
     // killed one's producer at once and settles its transaction.
@@ -118,7 +155,7 @@ TEST_CASE("kill -9 at random moments loses nothing and duplicates nothing") {
       test::write_config(dir, input, output, test::unique_name("group"),
                          std::string{"[transform]\nname = \"payment-enricher\"\n"} + scope.extra +
                              test::fast_group + consumer_keys,
-                         scope.pipeline_keys),
+                         scope.pipeline(output)),
       dir / "service.log");
   std::mt19937 random{std::random_device{}()};
   std::uniform_int_distribution<int> pause_ms(200, 3000);

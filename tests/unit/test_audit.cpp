@@ -134,7 +134,7 @@ TEST_CASE("a clean run") {
   CHECK(report.examples.empty());
   CHECK(report.summary() ==
         "inputs=300 outputs=300 dead_letters=0 missing=0 duplicated=0 order_violations=0 no_lineage=0 "
-        "unknown_source=0 aborted_reads=0");
+        "unknown_source=0 aborted_reads=0 lineage_errors=0");
 }
 
 TEST_CASE("an output written by an aborted attempt is an aborted read") {
@@ -201,7 +201,7 @@ TEST_CASE("missing inputs") {
         std::vector<std::string>{"missing payments/2/4", "missing payments/2/7"});
   CHECK(report.summary() ==
         "inputs=10 outputs=8 dead_letters=0 missing=2 duplicated=0 order_violations=0 no_lineage=0 "
-        "unknown_source=0 aborted_reads=0");
+        "unknown_source=0 aborted_reads=0 lineage_errors=0");
 }
 
 TEST_CASE("duplicated inputs") {
