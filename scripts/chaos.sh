@@ -10,7 +10,9 @@
 #   scripts/chaos.sh --table       only rewrite results/chaos.md from the file
 # Extra arguments go to ctest (e.g. -R "broker paused"). Start a new series by moving the file away.
 # EXACTLY_CHAOS_SCOPE=instance runs the cases with pipeline.producer_scope = "instance" (static
-# membership); their rows are named "<case> (instance scope)".
+# membership); their rows are named "<case> (instance scope)". EXACTLY_CHAOS_LINEAGE=topic runs them
+# with the lineage in a lineage topic (pipeline.lineage_topic), audited from it; " (lineage topic)"
+# ends their names.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=until

@@ -59,8 +59,18 @@ bool instance_scope() {
   return scope != nullptr && std::string_view{scope} == "instance";
 }
 
+// EXACTLY_CHAOS_LINEAGE=topic runs every case with the lineage in a lineage topic
+// (pipeline.lineage_topic) instead of headers, audited from it; its rows end in
+// " (lineage topic)".
+bool lineage_topic() {
+  const char* lineage = std::getenv("EXACTLY_CHAOS_LINEAGE");
+  return lineage != nullptr && std::string_view{lineage} == "topic";
+}
+
 std::string scoped(const std::string& name) {
-  return instance_scope() ? name + " (instance scope)" : name;
+  std::string scoped = instance_scope() ? name + " (instance scope)" : name;
+  if (lineage_topic()) scoped += " (lineage topic)";
+  return scoped;
 }
 
 // The runs of `name` already in the EXACTLY_CHAOS_RESULTS file.
@@ -324,6 +334,11 @@ Pipeline make_pipeline(const std::string& name, const std::string& extra = {},
   if (instance_scope()) {
     keys += "producer_scope = \"instance\"\n";
     tables += "\n[quarantine]\nenabled = false\n";
+  }
+  if (lineage_topic()) {
+    const auto lineage = test::unique_name("lineage");
+    test::set_lineage_topic(p.output, lineage);
+    keys += fmt::format("lineage_topic = \"{}\"\n", lineage);
   }
   if (with_dlq) {
     p.dlq = test::unique_name("dlq");

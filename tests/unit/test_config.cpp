@@ -321,6 +321,25 @@ TEST_CASE("metrics.listen is host:port with a valid port, or empty") {
   }
 }
 
+TEST_CASE("a lineage topic is a topic of its own, and needs the lineage on") {
+  CHECK(loaded(load(with("lineage_topic = \"out.lineage\"\n"))).pipeline.lineage_topic == "out.lineage");
+  CHECK(loaded(load(with(""))).pipeline.lineage_topic.empty());
+
+  const auto off = only_problem(load(with("lineage = false\nlineage_topic = \"out.lineage\"\n")));
+  CHECK(contains(off.message, "'pipeline.lineage_topic' is set but 'pipeline.lineage' is false"));
+
+  for (const char* taken : {"in", "out", "exactly-markers"}) {
+    INFO(taken);
+    const auto same = only_problem(load(with(fmt::format("lineage_topic = \"{}\"\n", taken))));
+    CHECK(contains(same.message, "must differ from the input, output, dead-letter and quarantine marker topics"));
+  }
+  const auto dlq = only_problem(load(with("on_error = \"dlq\"\ndlq_topic = \"d\"\nlineage_topic = \"d\"\n")));
+  CHECK(contains(dlq.message, "'pipeline.lineage_topic' (\"d\") must differ"));
+
+  const auto bad_name = only_problem(load(with("lineage_topic = \"a b\"\n")));
+  CHECK(contains(bad_name.message, "'pipeline.lineage_topic'"));
+}
+
 TEST_CASE("on_error = dlq needs a dead-letter topic that is neither input nor output") {
   const auto missing = only_problem(load(with("on_error = \"dlq\"\n")));
   CHECK(contains(missing.message, "'pipeline.dlq_topic' is not set"));
