@@ -89,7 +89,7 @@ Usage:
   exactly example-config [--markdown]
       Print a commented example of every configuration key (or the reference, in Markdown).
   exactly create-topics --config FILE --partitions N [--replication-factor R]
-      Create the config's input and output topics.
+      Create the config's input and output topics (and its dead-letter and lineage topics).
   exactly --version | --help
 
 Exit codes: 0 ok, 1 runtime failure (nothing lost; a restart resumes), 2 bad config or
@@ -389,6 +389,9 @@ int cmd_create_topics(const po::variables_map& vm) {
                                                 {config->pipeline.output_topic, partitions, rf, {}}};
   if (!config->pipeline.dlq_topic.empty()) {
     topics.push_back({config->pipeline.dlq_topic, partitions, rf, {}});
+  }
+  if (!config->pipeline.lineage_topic.empty()) {
+    topics.push_back({config->pipeline.lineage_topic, partitions, rf, {}});
   }
   if (auto e = exactly::kafka::create_topics(client_properties(*config), topics, true,
                                              std::chrono::seconds{30})) {

@@ -336,7 +336,10 @@ Pipeline make_pipeline(const std::string& name, const std::string& extra = {},
     tables += "\n[quarantine]\nenabled = false\n";
   }
   if (lineage_topic()) {
+    // Made beforehand, as `exactly create-topics` would: a topic the services make at start-up
+    // delays their joining by seconds on this machine, which the cases' timings do not allow for.
     const auto lineage = test::unique_name("lineage");
+    test::create_topic(lineage, input_partitions);
     test::set_lineage_topic(p.output, lineage);
     keys += fmt::format("lineage_topic = \"{}\"\n", lineage);
   }
@@ -539,6 +542,8 @@ TEST_CASE("chaos: a zombie frozen past its session is fenced when it wakes") {
     fleet.start(0);
     fleet.start(1);
     Feeder feeder(p.input, 300ms);
+    // Both in the group (the second's first assignment is the rebalance that shares them).
+    REQUIRE(fleet.service(1).wait_for_log("assigned", 60s, 1));
     std::this_thread::sleep_for(2s);
     // Frozen mid-work past the 2 s session: the other instance takes all partitions, and its
     // init_transactions fences the frozen one's producers.
