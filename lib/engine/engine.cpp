@@ -814,7 +814,7 @@ void Engine::tick(Clock::time_point now) {
   observer_.metrics.flush_transform();
   // With a lineage topic the producers report every delivery, and librdkafka keeps each record
   // until its report is served: served on every tick, a transaction's records are not all held
-  // until its commit's flush (a sixth more RSS at 6 partitions).
+  // until its commit's flush (results/bench/turns/lineage-topic: 84.7 against 65.3 MiB).
   if (lineage_topic_ != 0 && instance_producer_) {  // instance scope: commits run on the loop
     instance_producer_->poll();
   }
