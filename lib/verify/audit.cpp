@@ -409,6 +409,12 @@ std::variant<Report, std::string> audit_topics(const AuditOptions& options) {
   }
   Report report = audit.finish();
   report.lineage_errors = journal_errors;
+  if (options.lineage_topic.empty() && report.outputs > 0 && report.no_lineage == report.outputs) {
+    journal_examples.push_back(fmt::format(
+        "no output of '{}' has a lineage header: if its pipeline sets pipeline.lineage_topic, "
+        "name that topic (--lineage-topic, or --config)",
+        options.output_topic));
+  }
   // The journal's problems first: they explain the outputs without lineage.
   if (!journal_examples.empty()) {
     journal_examples.insert(journal_examples.end(), report.examples.begin(), report.examples.end());

@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 #include <tuple>
+#include <variant>
 
 #include <doctest/doctest.h>
 #include <librdkafka/rdkafka.h>
@@ -113,6 +114,19 @@ TEST_CASE("100000 records over 4 partitions arrive once each and in order") {
     for (const auto& header : record.headers) with_header += header.name == "exactly.lineage";
   }));
   CHECK(with_header == 0);
+  // Audited without the lineage topic, every output lacks lineage, and the report says where
+  // to look.
+  verify::AuditOptions blind;
+  blind.bootstrap_servers = test::bootstrap();
+  blind.input_topic = input;
+  blind.output_topic = output;
+  const auto blind_result = verify::audit_topics(blind);
+  const auto* blind_report = std::get_if<verify::Report>(&blind_result);
+  REQUIRE(blind_report != nullptr);
+  CHECK(blind_report->no_lineage == 100000);
+  REQUIRE_FALSE(blind_report->examples.empty());
+  CHECK(blind_report->examples.front().find("name that topic (--lineage-topic, or --config)") !=
+        std::string::npos);
   // An output no transaction of the service wrote is named by no journal: the audit says so.
   test::produce_raw(output, 0, "stray", "stray", {});
   const auto report = test::audit(input, output);
