@@ -513,9 +513,9 @@ constexpr std::array<std::string_view, 2> topics_uses{"pipeline.input_topic",
 constexpr std::array<std::string_view, 4> dlq_uses{"pipeline.on_error", "pipeline.dlq_topic",
                                                    "pipeline.input_topic", "pipeline.output_topic"};
 
-constexpr std::array<std::string_view, 6> lineage_uses{
-    "pipeline.lineage_topic", "pipeline.lineage",  "pipeline.input_topic",
-    "pipeline.output_topic",  "pipeline.dlq_topic", "quarantine.topic"};
+constexpr std::array<std::string_view, 7> lineage_uses{
+    "pipeline.lineage_topic", "pipeline.lineage",  "pipeline.input_topic", "pipeline.output_topic",
+    "pipeline.dlq_topic",     "quarantine.topic", "pipeline.delivery"};
 
 constexpr std::array<std::string_view, 2> scope_uses{"pipeline.producer_scope",
                                                       "quarantine.enabled"};
@@ -555,6 +555,13 @@ constexpr std::array all_rules{
            if (!p.lineage) {
              return std::string{"'pipeline.lineage_topic' is set but 'pipeline.lineage' is false: "
                                 "remove one of them"};
+           }
+           if (p.delivery == Delivery::at_least_once) {
+             return std::string{
+                 "'pipeline.lineage_topic' needs 'pipeline.delivery' = \"exactly-once\": without "
+                 "transactions the lineage records are not written together with the outputs "
+                 "(an output could be visible without its lineage); leave lineage_topic unset to "
+                 "carry the lineage in headers"};
            }
            if (p.lineage_topic == p.input_topic || p.lineage_topic == p.output_topic ||
                p.lineage_topic == p.dlq_topic || p.lineage_topic == c.quarantine.topic) {

@@ -334,8 +334,9 @@ int Engine::startup_checks() {
   }
   // A journal record holds whole runs of at most 64 KiB (lineage/journal.h).
   if (lineage_topic_ != 0 && lineage_limit_ < 128 * 1024) {
-    spdlog::error("refusing to start: the lineage topic '{}' takes records of at most {} bytes; "
-                  "its journal records need 131072 (max.message.bytes)",
+    spdlog::error("refusing to start: records for the lineage topic '{}' may be at most {} bytes "
+                  "(the smaller of its max.message.bytes and the producer's message.max.bytes); "
+                  "its journal records need 131072",
                   config_.pipeline.lineage_topic, lineage_limit_);
     return exit_config;
   }
@@ -345,9 +346,11 @@ int Engine::startup_checks() {
   }
   // The broker judges a whole record batch against max.message.bytes: batches stay below the
   // smaller topic limit, while a single record may be as large as its own topic takes.
-  const std::int64_t smaller = config_.pipeline.on_error == config::OnError::dlq
-                                   ? std::min(output_limit_, dlq_limit_)
-                                   : output_limit_;
+  std::int64_t smaller = config_.pipeline.on_error == config::OnError::dlq
+                             ? std::min(output_limit_, dlq_limit_)
+                             : output_limit_;
+  // Journal records go to one partition back to back: their batches too.
+  if (lineage_topic_ != 0) smaller = std::min(smaller, lineage_limit_);
   if (smaller < producer_limit) {
     producer_properties_.emplace_back("batch.size", std::to_string(std::max<std::int64_t>(smaller - 512, 1)));
   }
@@ -428,14 +431,15 @@ kafka::Error Engine::write_journal(const Partition& p, Clock::time_point deadlin
                         "a delivery could not be noted in the lineage journal"};
   }
   // Room for the record's key and batch overhead below the topic's limit.
-  const auto records = journal->records(config_.pipeline.input_topic, p.attempt,
+  const auto records = journal->records(config_.pipeline.input_topic, config_.pipeline.output_topic,
+                                        p.attempt,
                                         static_cast<std::size_t>(lineage_limit_) - 1024);
   for (const std::string& value : records) {
     kafka::ProduceRecord record;
     record.key = p.producer->transactional_id();
     record.value = value;
     record.topic = lineage_topic_;
-    if (kafka::Error e = p.producer->produce(record, config_.transactions.commit_timeout)) {
+    if (kafka::Error e = p.producer->produce(record, bound(config_.transactions.commit_timeout, deadline))) {
       return e.kind() == kafka::ErrorKind::fatal ? e
                                                  : kafka::Error{kafka::ErrorKind::abortable, e.code(),
                                                                 e.name(), e.message()};

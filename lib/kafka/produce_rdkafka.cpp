@@ -47,7 +47,8 @@ Error produce_record(rd_kafka_t* rk, rd_kafka_topic_t* topic, const ProduceRecor
       return Error{ErrorKind::other, RD_KAFKA_RESP_ERR__INVALID_ARG, "INVALID_ARG",
                    fmt::format("input partition {} offset {} is beyond what the lineage journal "
                                "can name",
-                               partition, offset)};
+                               partition, offset)}
+          .mark_record_rejected();
     }
     vus[n].vtype = RD_KAFKA_VTYPE_OPAQUE;
     vus[n++].u.ptr = reinterpret_cast<void*>(

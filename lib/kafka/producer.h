@@ -92,7 +92,14 @@ class TransactionalProducer {
   [[nodiscard]] lineage::JournalBuilder* journal() { return journal_ ? &*journal_ : nullptr; }
   // For the delivery report callback only: a record delivered at `offset` of `partition`.
   void delivered(std::int32_t partition, std::int64_t offset, std::uint64_t source) {
-    if (journal_) {
+    if (!journal_) return;
+    if (offset < 0) {
+      // A delivery reported without its offset (librdkafka does so for a batch the broker
+      // answered DUPLICATE_SEQUENCE_NUMBER): the journal cannot name it.
+      journal_broken_ = true;
+      return;
+    }
+    {
       journal_->add(partition, offset,
                     static_cast<std::int32_t>((source >> source_offset_bits) & 0xffff),
                     static_cast<std::int64_t>(source & ((std::uint64_t{1} << source_offset_bits) - 1)));

@@ -65,6 +65,7 @@ void JournalBuilder::add(std::int32_t output_partition, std::int64_t output_offs
 }
 
 std::vector<std::string> JournalBuilder::records(std::string_view input_topic,
+                                                 std::string_view output_topic,
                                                  std::string_view attempt,
                                                  std::size_t max_bytes) const {
   std::vector<std::string> out;
@@ -73,6 +74,8 @@ std::vector<std::string> JournalBuilder::records(std::string_view input_topic,
     record.append(journal_magic);
     record.push_back(' ');
     record.append(input_topic);
+    record.push_back(' ');
+    record.append(output_topic);
     record.push_back(' ');
     record.append(attempt);
   };
@@ -104,11 +107,14 @@ std::optional<std::string> LineageIndex::add(std::string_view value) {
   }
   head.remove_prefix(journal_magic.size() + 1);
   const auto space = head.find(' ');
-  if (space == std::string_view::npos || space == 0 || space + 1 == head.size()) {
-    return bad("its first line names no input topic and attempt");
+  const auto second = space == std::string_view::npos ? space : head.find(' ', space + 1);
+  if (space == std::string_view::npos || space == 0 || second == std::string_view::npos ||
+      second == space + 1 || second + 1 == head.size()) {
+    return bad("its first line names no input topic, output topic and attempt");
   }
+  if (head.substr(space + 1, second - space - 1) != output_topic_) return std::nullopt;
   const auto source = static_cast<std::uint32_t>(sources_.size());
-  Source named{std::string{head.substr(0, space)}, std::string{head.substr(space + 1)}};
+  Source named{std::string{head.substr(0, space)}, std::string{head.substr(second + 1)}};
 
   // Parsed into scratch first, so that a record that turns out bad adds nothing.
   std::vector<std::pair<std::int32_t, Segment>> found;

@@ -7,14 +7,15 @@
 //
 // A journal record is text, one transaction's (or part of one's) runs:
 //
-//   exactly.lineage/1 {input topic} {attempt}
+//   exactly.lineage/1 {input topic} {output topic} {attempt}
 //   {output partition}@{output offset} {input partition}:{input offset}[,{delta}...]
 //   ...
 //
 // A run is outputs at consecutive offsets of one output partition from one input partition; the
 // k-th output reflects the input at the first input offset plus the first k deltas (a delta of 0:
 // one input with several outputs). "3@1200 0:500,6,3,0" is 3/1200 <- 0/500, 3/1201 <- 0/506,
-// 3/1202 <- 0/509 and 3/1203 <- 0/509. Keys and record order carry no meaning.
+// 3/1202 <- 0/509 and 3/1203 <- 0/509. Keys and record order carry no meaning; several pipelines
+// may share a lineage topic (each reader keeps the records of its output topic).
 #pragma once
 
 #include <cstddef>
@@ -23,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace exactly::lineage {
@@ -48,6 +50,7 @@ class JournalBuilder {
   // The journal records of what was added, each at most `max_bytes` long (runs are never split
   // across records; a run is at most run_bytes + 64 long, so max_bytes must exceed that).
   [[nodiscard]] std::vector<std::string> records(std::string_view input_topic,
+                                                 std::string_view output_topic,
                                                  std::string_view attempt,
                                                  std::size_t max_bytes) const;
 
@@ -70,8 +73,11 @@ class JournalBuilder {
 // Where the outputs came from, from every journal record read: the auditor's side.
 class LineageIndex {
  public:
-  // Adds one journal record (its value). An error naming what is wrong when it cannot be read;
-  // nothing of it is added then.
+  // Keeps the lineage of the outputs of `output_topic`.
+  explicit LineageIndex(std::string output_topic) : output_topic_(std::move(output_topic)) {}
+
+  // Adds one journal record (its value); one about another output topic adds nothing. An error
+  // naming what is wrong when it cannot be read; nothing of it is added then.
   [[nodiscard]] std::optional<std::string> add(std::string_view value);
 
   // Sorts what was added; call once, after the last add(). Outputs claimed by two runs are
@@ -99,6 +105,7 @@ class LineageIndex {
     std::string topic;
     std::string attempt;
   };
+  std::string output_topic_;
   std::unordered_map<std::int32_t, std::vector<Segment>> segments_;
   std::vector<std::int64_t> inputs_;
   std::vector<Source> sources_;

@@ -349,7 +349,7 @@ std::variant<Report, std::string> audit_topics(const AuditOptions& options) {
     return value;
   };
   // The lineage journal, if the outputs' lineage is there rather than in headers.
-  lineage::LineageIndex journal;
+  lineage::LineageIndex journal{options.output_topic};
   std::uint64_t journal_errors = 0;
   std::vector<std::string> journal_examples;
   read.read_uncommitted = options.read_uncommitted;

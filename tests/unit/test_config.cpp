@@ -336,6 +336,10 @@ TEST_CASE("a lineage topic is a topic of its own, and needs the lineage on") {
   const auto dlq = only_problem(load(with("on_error = \"dlq\"\ndlq_topic = \"d\"\nlineage_topic = \"d\"\n")));
   CHECK(contains(dlq.message, "'pipeline.lineage_topic' (\"d\") must differ"));
 
+  const auto unsafe = only_problem(
+      load(with("delivery = \"at-least-once\"\nlineage_topic = \"out.lineage\"\n")));
+  CHECK(contains(unsafe.message, "'pipeline.lineage_topic' needs 'pipeline.delivery' = \"exactly-once\""));
+
   const auto bad_name = only_problem(load(with("lineage_topic = \"a b\"\n")));
   CHECK(contains(bad_name.message, "'pipeline.lineage_topic'"));
 }
