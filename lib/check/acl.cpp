@@ -117,6 +117,9 @@ std::vector<AclRequirement> required_acls(const config::Config& config) {
   if (p.on_error == config::OnError::dlq) {
     out.push_back({AclTarget::topic, p.dlq_topic, false, AclOperation::write});
   }
+  if (!p.lineage_topic.empty()) {
+    out.push_back({AclTarget::topic, p.lineage_topic, false, AclOperation::write});
+  }
   if (config.quarantine.enabled) {
     out.push_back({AclTarget::topic, config.quarantine.topic, false, AclOperation::read});
     out.push_back({AclTarget::topic, config.quarantine.topic, false, AclOperation::write});

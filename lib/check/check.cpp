@@ -42,6 +42,7 @@ class Checker {
     if (full) {
       held_partitions();
       quarantine();
+      lineage();
       acls();
     }
     return std::move(result_);
@@ -57,6 +58,7 @@ class Checker {
   TopicFacts input_;
   TopicFacts output_;
   std::optional<TopicFacts> dlq_;
+  std::optional<TopicFacts> lineage_;  // pipeline.lineage_topic, when set
   // authorizer.class.name of the first broker that answered, for the ACLs.
   std::optional<std::string> authorizer_;
 
@@ -132,11 +134,15 @@ class Checker {
       emit(topic_exists(*dlq_));
     }
     if (auto line = partitions_fit(config_.pipeline.partitioning, input_, output_)) emit(*line);
+    if (!config_.pipeline.lineage_topic.empty()) {
+      lineage_ = describe("lineage", config_.pipeline.lineage_topic);
+    }
   }
 
   // Item 2.
   void durability_of_outputs() {
-    for (const TopicFacts* topic : {&output_, dlq_ ? &*dlq_ : nullptr}) {
+    for (const TopicFacts* topic :
+         {&output_, dlq_ ? &*dlq_ : nullptr, lineage_ ? &*lineage_ : nullptr}) {
       if (topic == nullptr || !topic->exists) continue;
       ConfigMap topic_config;
       std::optional<int> min_insync;
@@ -243,6 +249,37 @@ class Checker {
     const auto it = topic_config.find("cleanup.policy");
     emit(marker_topic(
         q, true, it != topic_config.end() ? std::optional<std::string>{it->second} : std::nullopt));
+  }
+
+  // Item 8.
+  void lineage() {
+    if (!lineage_) return;
+    LineageTopicFacts facts;
+    facts.topic = *lineage_;
+    if (lineage_->exists && lineage_->error.empty()) {
+      const auto number = [](const ConfigMap& config, const char* name) {
+        const auto it = config.find(name);
+        return it == config.end() ? std::nullopt : parse_int(it->second);
+      };
+      ConfigMap topic_config;
+      if (auto e = admin_->describe_config(kafka::ConfigResource::topic, lineage_->name,
+                                           topic_config, options_.request_timeout)) {
+        facts.config_error = e.describe();
+      } else {
+        facts.max_message_bytes = number(topic_config, "max.message.bytes");
+        facts.retention_ms = number(topic_config, "retention.ms");
+        if (const auto it = topic_config.find("cleanup.policy"); it != topic_config.end()) {
+          facts.cleanup_policy = it->second;
+        }
+      }
+      ConfigMap output_config;
+      if (output_.exists &&
+          !admin_->describe_config(kafka::ConfigResource::topic, output_.name, output_config,
+                                   options_.request_timeout)) {
+        facts.output_retention_ms = number(output_config, "retention.ms");
+      }
+    }
+    emit(lineage_topic(config_.pipeline, facts));
   }
 
   // Item 7.

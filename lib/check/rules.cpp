@@ -264,4 +264,77 @@ Line marker_topic(const config::Config::Quarantine& quarantine, bool exists,
                                     topic, *cleanup_policy)};
 }
 
+std::vector<Line> lineage_topic(const config::Config::Pipeline& pipeline,
+                                const LineageTopicFacts& facts) {
+  std::vector<Line> lines;
+  if (pipeline.lineage_topic.empty()) return lines;
+  const std::string& topic = pipeline.lineage_topic;
+  if (!facts.topic.error.empty()) {
+    lines.push_back({Status::warn, fmt::format("lineage topic '{}' cannot be described: {}", topic,
+                                               facts.topic.error)});
+    return lines;
+  }
+  if (!facts.topic.exists) {
+    lines.push_back(
+        {Status::warn,
+         fmt::format("lineage topic '{}' does not exist: the service creates it at start-up (as "
+                     "many partitions as the output, the output's retention.ms), which needs "
+                     "permission to create topics; or create it yourself (exactly create-topics)",
+                     topic)});
+    return lines;
+  }
+  if (!facts.config_error.empty()) {
+    lines.push_back({Status::warn, fmt::format("lineage topic '{}': cannot read its config: {}",
+                                               topic, facts.config_error)});
+    return lines;
+  }
+  constexpr std::int64_t journal_record = 128 * 1024;  // lineage/journal.h
+  bool fine = true;
+  if (facts.max_message_bytes && *facts.max_message_bytes < journal_record) {
+    fine = false;
+    lines.push_back(
+        {Status::fail,
+         fmt::format("lineage topic '{}' has max.message.bytes={}: its journal records need {}, "
+                     "and the service refuses to start; raise it (kafka-configs.sh --alter "
+                     "--add-config max.message.bytes={})",
+                     topic, *facts.max_message_bytes, journal_record, journal_record)});
+  }
+  if (facts.cleanup_policy && facts.cleanup_policy->find("compact") != std::string::npos) {
+    fine = false;
+    lines.push_back(
+        {Status::warn,
+         fmt::format("lineage topic '{}' has cleanup.policy={}: compaction keeps only each "
+                     "producer's last journal record (they are keyed by transactional.id), so "
+                     "exactly verify counts the outputs of the others no_lineage; set "
+                     "cleanup.policy=delete",
+                     topic, *facts.cleanup_policy)});
+  }
+  const auto forever = [](std::optional<std::int64_t> ms) { return ms && *ms < 0; };
+  const auto shown = [](std::optional<std::int64_t> ms) {
+    return !ms ? std::string{"unknown"} : *ms < 0 ? std::string{"-1 (forever)"} : std::to_string(*ms);
+  };
+  if (facts.retention_ms && facts.output_retention_ms && !forever(facts.retention_ms) &&
+      (forever(facts.output_retention_ms) || *facts.retention_ms < *facts.output_retention_ms)) {
+    fine = false;
+    lines.push_back(
+        {Status::warn,
+         fmt::format("lineage topic '{}' keeps records {} ms, the output topic '{}' {}: journal "
+                     "records are deleted before the outputs they name, and exactly verify counts "
+                     "those outputs no_lineage; give it the output's retention.ms",
+                     topic, *facts.retention_ms, pipeline.output_topic,
+                     shown(facts.output_retention_ms))});
+  }
+  if (fine) {
+    lines.push_back(
+        {Status::pass,
+         fmt::format("lineage topic '{}' exists: {} partition{}, max.message.bytes={}, "
+                     "retention.ms={} (the output's {})",
+                     topic, facts.topic.partitions, facts.topic.partitions == 1 ? "" : "s",
+                     facts.max_message_bytes ? std::to_string(*facts.max_message_bytes)
+                                             : std::string{"unknown"},
+                     shown(facts.retention_ms), shown(facts.output_retention_ms))});
+  }
+  return lines;
+}
+
 }  // namespace exactly::check

@@ -82,4 +82,20 @@ std::vector<Line> stable_offsets(const std::string& topic, const std::vector<Par
 Line marker_topic(const config::Config::Quarantine& quarantine, bool exists,
                   const std::optional<std::string>& cleanup_policy, const std::string& error = {});
 
+// What the cluster says of the lineage topic (pipeline.lineage_topic) and the output's retention.
+struct LineageTopicFacts {
+  TopicFacts topic;
+  std::optional<std::int64_t> max_message_bytes;  // nullopt: not read (`config_error` says why)
+  std::optional<std::int64_t> retention_ms;       // -1: kept forever
+  std::optional<std::string> cleanup_policy;
+  std::optional<std::int64_t> output_retention_ms;
+  std::string config_error;
+};
+
+// Item 8: the lineage topic. It exists (or the service may create it), takes journal records of
+// 128 KiB, is not compacted (its records are keyed by transactional.id) and keeps them as long as
+// the output keeps the records they name. Nothing to say when the pipeline sets no lineage topic.
+std::vector<Line> lineage_topic(const config::Config::Pipeline& pipeline,
+                                const LineageTopicFacts& facts);
+
 }  // namespace exactly::check

@@ -307,8 +307,7 @@ int Engine::startup_checks() {
   // A record larger than the output topic takes would fail inside the transaction, abortably,
   // and fail again on every retry. Read the limit now; the producer builds batches no larger, and
   // a larger output goes to the failure policy with error class too_large.
-  kafka::Properties admin{{"bootstrap.servers", config_.kafka.bootstrap_servers}};
-  admin.insert(admin.end(), config_.librdkafka_common.begin(), config_.librdkafka_common.end());
+  const kafka::Properties admin = admin_properties();
   const auto topic_limit = [&](const std::string& topic, std::int64_t& limit) {
     std::map<std::string, std::string> topic_config;
     if (auto e = kafka::describe_topic_config(admin, topic, topic_config, 10s)) {
@@ -361,10 +360,15 @@ int Engine::startup_checks() {
   return exit_ok;
 }
 
-int Engine::ensure_marker_topic() {
-  const std::string& topic = config_.quarantine.topic;
+kafka::Properties Engine::admin_properties() const {
   kafka::Properties admin{{"bootstrap.servers", config_.kafka.bootstrap_servers}};
   admin.insert(admin.end(), config_.librdkafka_common.begin(), config_.librdkafka_common.end());
+  return admin;
+}
+
+int Engine::ensure_marker_topic() {
+  const std::string& topic = config_.quarantine.topic;
+  const kafka::Properties admin = admin_properties();
   int partitions = 0;
   if (consumer_->partition_count(topic, partitions, 10s)) {
     // Missing (or not yet visible): create it; another instance may be doing the same.
@@ -403,13 +407,20 @@ int Engine::ensure_lineage_topic() {
   int partitions = 0;
   if (!consumer_->partition_count(topic, partitions, 10s)) return exit_ok;
   // Missing (or not yet visible): create it; another instance may be doing the same.
-  kafka::Properties admin{{"bootstrap.servers", config_.kafka.bootstrap_servers}};
-  admin.insert(admin.end(), config_.librdkafka_common.begin(), config_.librdkafka_common.end());
+  const kafka::Properties admin = admin_properties();
+  // Journal records must live as long as the outputs they name: the output's retention.
+  std::map<std::string, std::string> configs;
+  std::map<std::string, std::string> output_config;
+  if (!kafka::describe_topic_config(admin, config_.pipeline.output_topic, output_config, 10s)) {
+    if (const auto it = output_config.find("retention.ms"); it != output_config.end()) {
+      configs.emplace("retention.ms", it->second);
+    }
+  }
   const kafka::NewTopic lineage_topic{
       .name = topic,
       .partitions = std::max(output_partitions_, 1),
       .replication_factor = -1,
-      .configs = {},
+      .configs = configs,
   };
   if (auto e = kafka::create_topics(admin, {lineage_topic}, true, 30s)) {
     spdlog::error("refusing to start: the lineage topic '{}' does not exist and cannot be "
@@ -418,8 +429,10 @@ int Engine::ensure_lineage_topic() {
                   topic, e.describe());
     return exit_config;
   }
-  spdlog::info("created the lineage topic '{}' with {} partitions", topic,
-               std::max(output_partitions_, 1));
+  const auto retention = configs.find("retention.ms");
+  spdlog::info("created the lineage topic '{}' with {} partitions, retention.ms {}", topic,
+               std::max(output_partitions_, 1),
+               retention != configs.end() ? retention->second : "the broker's default");
   return exit_ok;
 }
 

@@ -191,6 +191,8 @@ class Engine final : public kafka::RebalanceHandler {
 
   int startup_checks();
   // The quarantine marker topic exists, or is created now.
+  // The admin client's properties: the cluster and the common librdkafka settings.
+  [[nodiscard]] kafka::Properties admin_properties() const;
   int ensure_marker_topic();
   // The lineage topic exists, or is created now (as many partitions as the output topic).
   int ensure_lineage_topic();

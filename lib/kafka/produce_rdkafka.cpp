@@ -40,21 +40,16 @@ Error produce_record(rd_kafka_t* rk, rd_kafka_topic_t* topic, const ProduceRecor
     vus[n++].u.mem.size = record.key->size();
   }
   if (record.source) {
-    constexpr int bits = TransactionalProducer::source_offset_bits;
-    const auto [partition, offset] = *record.source;
-    if (partition < 0 || partition >= (1 << (63 - bits)) || offset < 0 ||
-        offset >= (std::int64_t{1} << bits)) {
+    const auto opaque = TransactionalProducer::encode_source(*record.source);
+    if (!opaque) {
       return Error{ErrorKind::other, RD_KAFKA_RESP_ERR__INVALID_ARG, "INVALID_ARG",
                    fmt::format("input partition {} offset {} is beyond what the lineage journal "
                                "can name",
-                               partition, offset)}
+                               record.source->partition, record.source->offset)}
           .mark_record_rejected();
     }
     vus[n].vtype = RD_KAFKA_VTYPE_OPAQUE;
-    vus[n++].u.ptr = reinterpret_cast<void*>(
-        static_cast<std::uintptr_t>((std::uint64_t{1} << 63) |
-                                    (static_cast<std::uint64_t>(partition) << bits) |
-                                    static_cast<std::uint64_t>(offset)));
+    vus[n++].u.ptr = reinterpret_cast<void*>(static_cast<std::uintptr_t>(*opaque));
   }
   // Header names must be NUL-terminated for librdkafka; keep copies alive for the call.
   // header_names is reused across calls so its strings keep their capacity.

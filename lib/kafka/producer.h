@@ -99,19 +99,29 @@ class TransactionalProducer {
       journal_broken_ = true;
       return;
     }
-    {
-      journal_->add(partition, offset,
-                    static_cast<std::int32_t>((source >> source_offset_bits) & 0xffff),
-                    static_cast<std::int64_t>(source & ((std::uint64_t{1} << source_offset_bits) - 1)));
-    }
+    const PartitionOffset from = decode_source(source);
+    journal_->add(partition, offset, from.partition, from.offset);
   }
   // For the delivery report callback only: a delivery could not be noted.
   void journal_broken() { journal_broken_ = true; }
   // False when a delivery of the open transaction could not be noted: it must not commit.
   [[nodiscard]] bool journal_whole() const { return !journal_broken_; }
   // A record's source travels through librdkafka as its opaque: the partition above these bits,
-  // the offset in them, and never 0 (the top bit is set).
+  // the offset in them, and never 0 (the top bit is set). nullopt for a source it cannot carry.
   static constexpr int source_offset_bits = 47;
+  [[nodiscard]] static constexpr std::optional<std::uint64_t> encode_source(PartitionOffset source) {
+    if (source.partition < 0 || source.partition >= (1 << (63 - source_offset_bits)) ||
+        source.offset < 0 || source.offset >= (std::int64_t{1} << source_offset_bits)) {
+      return std::nullopt;
+    }
+    return (std::uint64_t{1} << 63) |
+           (static_cast<std::uint64_t>(source.partition) << source_offset_bits) |
+           static_cast<std::uint64_t>(source.offset);
+  }
+  [[nodiscard]] static constexpr PartitionOffset decode_source(std::uint64_t opaque) {
+    return {static_cast<std::int32_t>((opaque >> source_offset_bits) & 0xffff),
+            static_cast<std::int64_t>(opaque & ((std::uint64_t{1} << source_offset_bits) - 1))};
+  }
   // For the statistics trampoline only.
   [[nodiscard]] const StatsCallback& stats_callback() const { return stats_; }
   // For the delivery report callback only (at-least-once): the first failure since the last commit.

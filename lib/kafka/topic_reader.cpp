@@ -314,8 +314,14 @@ std::optional<std::string> read_topic(const ReadOptions& options,
   if (const auto* error = std::get_if<std::string>(&count)) return *error;
   const std::int32_t partitions = std::get<std::int32_t>(count);
 
-  std::vector<std::int64_t> ends;
-  if (auto error = fetch_end_offsets(reader, topic, partitions, deadline, ends)) return error;
+  std::vector<std::int64_t> ends = options.ends;
+  if (ends.empty()) {
+    if (auto error = fetch_end_offsets(reader, topic, partitions, deadline, ends)) return error;
+  } else if (ends.size() != static_cast<std::size_t>(partitions)) {
+    return fmt::format("topic '{}' has {} partitions, not the {} whose ends were given (its "
+                       "partitions changed during the read)",
+                       topic, partitions, ends.size());
+  }
 
   std::vector<PartitionProgress> progress(static_cast<std::size_t>(partitions));
   for (std::size_t p = 0; p < progress.size(); ++p) progress[p].end = ends[p];
@@ -400,6 +406,21 @@ std::optional<std::string> read_topic(const ReadOptions& options,
     }
   }
   return std::nullopt;
+}
+
+std::variant<std::vector<std::int64_t>, std::string> end_offsets(const ReadOptions& options) {
+  const auto deadline = Clock::now() + std::max(options.timeout, std::chrono::milliseconds{0});
+  if (options.topic.empty()) return std::string{"no topic given"};
+  Reader reader;
+  if (auto error = reader.open(options)) return *error;
+  const auto count = fetch_partition_count(reader, options.topic, deadline);
+  if (const auto* error = std::get_if<std::string>(&count)) return *error;
+  std::vector<std::int64_t> ends;
+  if (auto error = fetch_end_offsets(reader, options.topic, std::get<std::int32_t>(count),
+                                     deadline, ends)) {
+    return *error;
+  }
+  return ends;
 }
 
 std::variant<std::int32_t, std::string> partition_count(const ReadOptions& options) {

@@ -43,16 +43,23 @@ struct ReadOptions {
   // Also deliver records of aborted and open transactions, up to the high watermark. Only for
   // tests that prove an aborted attempt was written and is hidden from read_committed readers.
   bool read_uncommitted = false;
+  // Where each partition's read ends (see end_offsets); empty: each partition's end as of the call.
+  std::vector<std::int64_t> ends{};
 };
 
 // Reads every partition of `options.topic` from its first offset up to its last stable offset as
-// of the call (records committed later are not delivered), calling `on_record` in offset order per
+// of the call, or up to `options.ends` (records committed later are not delivered), calling `on_record` in offset order per
 // partition, on the calling thread. Aborted records and transaction markers are never delivered.
 // nullopt when every partition was read to that end; otherwise why not: the topic does not exist,
 // a property was refused, a consume error occurred, or `options.timeout` passed first.
 // An exception thrown by `on_record` propagates (the client is destroyed without blocking).
 [[nodiscard]] std::optional<std::string> read_topic(
     const ReadOptions& options, const std::function<void(const ReadRecord&)>& on_record);
+
+// Every partition's end as of now, as read_topic would take it: the last stable offset (the high
+// watermark with read_uncommitted). Or why not.
+[[nodiscard]] std::variant<std::vector<std::int64_t>, std::string> end_offsets(
+    const ReadOptions& options);
 
 // The partition count of `options.topic` from cluster metadata, or why not (the topic does not
 // exist, the timeout passed).

@@ -353,7 +353,17 @@ std::variant<Report, std::string> audit_topics(const AuditOptions& options) {
   std::uint64_t journal_errors = 0;
   std::vector<std::string> journal_examples;
   read.read_uncommitted = options.read_uncommitted;
+  std::vector<std::int64_t> output_ends;  // empty: as of the output's read
   if (!options.lineage_topic.empty()) {
+    // The outputs are read only up to their ends as of now, and the journal after: a transaction
+    // that committed outputs before this point committed its journal records with them.
+    read.topic = options.output_topic;
+    read.timeout = left();
+    auto ends = kafka::end_offsets(read);
+    if (auto* error = std::get_if<std::string>(&ends)) {
+      return fmt::format("reading the output topic '{}': {}", options.output_topic, *error);
+    }
+    output_ends = std::move(std::get<std::vector<std::int64_t>>(ends));
     read.topic = options.lineage_topic;
     read.timeout = left();
     if (auto error = kafka::read_topic(read, [&](const kafka::ReadRecord& record) {
@@ -389,6 +399,7 @@ std::variant<Report, std::string> audit_topics(const AuditOptions& options) {
 
   read.topic = options.output_topic;
   read.timeout = left();
+  read.ends = output_ends;
   if (auto error = kafka::read_topic(read, [&](const kafka::ReadRecord& record) {
         audit.add_output(record.partition, lineage_of(record), header_of(record, attempt_header));
         tick(options.output_topic);
@@ -396,6 +407,7 @@ std::variant<Report, std::string> audit_topics(const AuditOptions& options) {
     return fmt::format("reading the output topic '{}': {}", options.output_topic, *error);
   }
   done(options.output_topic);
+  read.ends.clear();
   if (!options.dlq_topic.empty()) {
     read.topic = options.dlq_topic;
     read.timeout = left();

@@ -290,6 +290,75 @@ TEST_CASE("item 6: the marker topic is compacted, missing or not compacted") {
   CHECK(marker_topic(q, false, std::nullopt).status == Status::pass);
 }
 
+TEST_CASE("item 8: the lineage topic takes journal records, is not compacted and outlives outputs") {
+  Config::Pipeline pipeline;
+  pipeline.output_topic = "out";
+  CHECK(lineage_topic(pipeline, {}).empty());  // no lineage topic: nothing to say
+
+  pipeline.lineage_topic = "journal";
+  LineageTopicFacts facts;
+  facts.topic = topic("lineage", "journal", 6);
+  facts.max_message_bytes = 1048588;
+  facts.retention_ms = 604800000;
+  facts.cleanup_policy = "delete";
+  facts.output_retention_ms = 604800000;
+  auto lines = lineage_topic(pipeline, facts);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].status == Status::pass);
+  CHECK(has(lines[0].text, "'journal' exists: 6 partitions, max.message.bytes=1048588"));
+
+  LineageTopicFacts small = facts;
+  small.max_message_bytes = 131071;
+  lines = lineage_topic(pipeline, small);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].status == Status::fail);
+  CHECK(has(lines[0].text, "max.message.bytes=131071: its journal records need 131072"));
+
+  LineageTopicFacts compacted = facts;
+  compacted.cleanup_policy = "compact";
+  lines = lineage_topic(pipeline, compacted);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].status == Status::warn);
+  CHECK(has(lines[0].text, "cleanup.policy=compact"));
+
+  // Shorter retention than the output's, or a finite one against an output kept forever.
+  LineageTopicFacts shorter = facts;
+  shorter.retention_ms = 86400000;
+  lines = lineage_topic(pipeline, shorter);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].status == Status::warn);
+  CHECK(has(lines[0].text, "keeps records 86400000 ms, the output topic 'out' 604800000"));
+  shorter.output_retention_ms = -1;
+  lines = lineage_topic(pipeline, shorter);
+  REQUIRE(lines.size() == 1);
+  CHECK(has(lines[0].text, "the output topic 'out' -1 (forever)"));
+  LineageTopicFacts forever = facts;
+  forever.retention_ms = -1;
+  CHECK(lineage_topic(pipeline, forever)[0].status == Status::pass);
+  LineageTopicFacts longer = facts;
+  longer.retention_ms = 2 * 604800000LL;
+  CHECK(lineage_topic(pipeline, longer)[0].status == Status::pass);
+
+  // Several problems: each its own line.
+  LineageTopicFacts all = compacted;
+  all.max_message_bytes = 1000;
+  all.retention_ms = 1;
+  CHECK(lineage_topic(pipeline, all).size() == 3);
+
+  LineageTopicFacts missing;
+  missing.topic.name = "journal";
+  lines = lineage_topic(pipeline, missing);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].status == Status::warn);
+  CHECK(has(lines[0].text, "'journal' does not exist: the service creates it at start-up"));
+  LineageTopicFacts unreadable = facts;
+  unreadable.config_error = "TOPIC_AUTHORIZATION_FAILED";
+  CHECK(lineage_topic(pipeline, unreadable)[0].status == Status::warn);
+  LineageTopicFacts undescribed;
+  undescribed.topic.error = "timed out";
+  CHECK(lineage_topic(pipeline, undescribed)[0].status == Status::warn);
+}
+
 TEST_CASE("ACLs: LITERAL names one resource, or every one with *") {
   CHECK(decide({allow(AclResource::topic, "in", AclOperation::read)}, app, read_topic("in"))
             .decision == AclDecision::allowed);
@@ -461,6 +530,11 @@ TEST_CASE("ACLs: what the service needs, and as whom") {
   CHECK(describe(needed[2]) == "Write on topic 'dead'");
   CHECK(describe(needed[3]) == "Read on topic 'markers'");
   CHECK(describe(needed[4]) == "Write on topic 'markers'");
+
+  config.pipeline.lineage_topic = "journal";
+  needed = required_acls(config);
+  REQUIRE(needed.size() == 9);
+  CHECK(describe(needed[3]) == "Write on topic 'journal'");
 
   CHECK(principal_of(config) == "User:ANONYMOUS");
   config.librdkafka_common = {{"security.protocol", "SASL_SSL"}, {"sasl.username", "alice"}};

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <climits>
+#include <cstdint>
 
 #include <librdkafka/rdkafka.h>
 
@@ -10,6 +11,7 @@
 #include "kafka/error.h"
 #include "kafka/error_rdkafka.h"
 #include "kafka/fetch_waker.h"
+#include "kafka/producer.h"
 #include "kafka/properties.h"
 #include "kafka/timeout.h"
 
@@ -121,4 +123,24 @@ TEST_CASE("a threshold of one record still asks for a refill once the queue is e
   exactly::kafka::RefillWatch watch(1);
   CHECK_FALSE(watch.sample(1));
   CHECK(watch.sample(0));
+}
+
+TEST_CASE("a record's source survives librdkafka's opaque, and one it cannot carry is refused") {
+  using exactly::kafka::PartitionOffset;
+  using exactly::kafka::TransactionalProducer;
+  constexpr std::int64_t largest_offset =
+      (std::int64_t{1} << TransactionalProducer::source_offset_bits) - 1;
+  for (const PartitionOffset source : {PartitionOffset{0, 0}, PartitionOffset{5, 123456789},
+                                       PartitionOffset{65535, largest_offset}}) {
+    const auto opaque = TransactionalProducer::encode_source(source);
+    REQUIRE(opaque.has_value());
+    CHECK(*opaque != 0);  // librdkafka's "no opaque"
+    const PartitionOffset back = TransactionalProducer::decode_source(*opaque);
+    CHECK(back.partition == source.partition);
+    CHECK(back.offset == source.offset);
+  }
+  CHECK_FALSE(TransactionalProducer::encode_source({65536, 0}).has_value());
+  CHECK_FALSE(TransactionalProducer::encode_source({-1, 0}).has_value());
+  CHECK_FALSE(TransactionalProducer::encode_source({0, largest_offset + 1}).has_value());
+  CHECK_FALSE(TransactionalProducer::encode_source({0, -1}).has_value());
 }
